@@ -1,0 +1,66 @@
+# cgp: commerce-growth platform service. `make run` starts it on the embedded
+# default; `make test` runs every test (PostgreSQL and Redis suites included).
+GO       ?= go
+BIN      := bin/cgp
+DATA_DIR ?= ./data
+ADDR     ?= 127.0.0.1:8080
+PKGS     := ./...
+
+.PHONY: all build run run-scale test test-short vet fmt-check bench bench-go bench-programs fuzz clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/cgp
+
+# Starts the service on the embedded default (SQLite files in DATA_DIR).
+# On an empty data directory it creates a demo account, shop and token and
+# prints the token and a curl command once.
+run: build
+	$(BIN) serve --demo --data-dir $(DATA_DIR) --addr $(ADDR)
+
+# Starts the backing services of the at-scale deployment and runs the service
+# against them (EventStoreDB log, PostgreSQL vault).
+run-scale: build
+	docker compose up -d --wait
+	CGP_EVENT_LOG=esdb CGP_ESDB_URL='esdb://127.0.0.1:2113?tls=false' \
+	CGP_VAULT=postgres CGP_POSTGRES_URL='postgres://cgp:cgp@127.0.0.1:5433/cgp?sslmode=disable' \
+	$(BIN) serve --data-dir $(DATA_DIR) --addr $(ADDR)
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet $(PKGS)
+
+# Every test, with the race detector. PostgreSQL (127.0.0.1:5432) and Redis
+# (127.0.0.1:6379) must be running; EventStoreDB and ClickHouse suites run
+# when CGP_ESDB_URL / CGP_CLICKHOUSE_URL are set.
+test: fmt-check vet
+	$(GO) test -race -count=1 -timeout 15m $(PKGS)
+
+test-short:
+	$(GO) test -count=1 -short $(PKGS)
+
+# Go micro-benchmarks and the whole-system benchmark programs under bench/.
+bench: bench-go bench-programs
+
+bench-go:
+	$(GO) test -run '^$$' -bench . -benchmem -count 5 $(PKGS)
+
+bench-programs: build
+	$(GO) run ./bench/eventlog
+	$(GO) run ./bench/webhooks -bin $(BIN)
+
+# Runs every fuzz target for FUZZTIME each (the seed corpora run in `make test`).
+FUZZTIME ?= 30s
+fuzz:
+	@for pkg in $$($(GO) list $(PKGS)); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
+	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
+
+clean:
+	rm -rf bin

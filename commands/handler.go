@@ -1,0 +1,145 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/cgp-platform/cgp/domain"
+	"github.com/cgp-platform/cgp/envelope"
+	"github.com/cgp-platform/cgp/eventlog"
+)
+
+// Handler runs commands against the event log. Its methods are the write
+// side's table of contents:
+//
+//   - CreateAccount, CreateShop, IssueToken (tenancy, create_*.go)
+//   - RecordCustomer (commerce platform customer snapshot, record_customer.go)
+//   - SetCustomerTags (admin API, set_customer_tags.go)
+//
+// It is safe for concurrent use.
+type Handler struct {
+	log   eventlog.Log
+	codec *envelope.Codec
+	now   func() time.Time
+}
+
+// New returns a command handler. now is the clock (time.Now in production).
+func New(log eventlog.Log, codec *envelope.Codec, now func() time.Time) *Handler {
+	if now == nil {
+		now = time.Now
+	}
+	return &Handler{log: log, codec: codec, now: now}
+}
+
+// Meta says who asked for a command and why; it becomes the events'
+// metadata.
+type Meta struct {
+	RequestID string // correlation id (req_… or a delivery id)
+	Actor     string // tok_…, webhook:<id>, system:<job>, cli
+	Source    string // api, webhook, system, cli
+}
+
+func (m Meta) metadata() eventlog.Metadata {
+	return eventlog.Metadata{CorrelationID: m.RequestID, Actor: m.Actor, Source: m.Source}
+}
+
+// Result is what a command reached.
+type Result struct {
+	// ID is the id of the resource the command created or changed.
+	ID string
+	// Position is the global position of the last event appended; read
+	// models that reached it reflect the command.
+	Position eventlog.Position
+	// Revision is the stream revision after the command.
+	Revision uint64
+}
+
+// maxAttempts bounds the retries of a command that lost a race.
+const maxAttempts = 8
+
+// aggregate folds decoded events.
+type aggregate interface {
+	Apply(domain.Event)
+}
+
+// load folds every event of stream into agg and returns the stream's last
+// revision (exists=false for an empty stream).
+func (h *Handler) load(ctx context.Context, stream string, agg aggregate) (rev uint64, exists bool, err error) {
+	var from uint64
+	const page = 256
+	for {
+		evs, err := h.log.ReadStream(ctx, stream, from, page)
+		if err != nil {
+			return 0, false, fmt.Errorf("read %s: %w", stream, err)
+		}
+		for i := range evs {
+			d, err := h.codec.Decode(ctx, &evs[i])
+			if err != nil {
+				return 0, false, fmt.Errorf("load %s: %w", stream, err)
+			}
+			agg.Apply(d.Event)
+			rev, exists = evs[i].Revision, true
+		}
+		if len(evs) < page {
+			return rev, exists, nil
+		}
+		from = evs[len(evs)-1].Revision + 1
+	}
+}
+
+// decision is what a command decided: the events and their ids. A nil id
+// is replaced by a random one.
+type decision struct {
+	events []domain.Event
+	ids    []uuid.UUID
+}
+
+// execute loads stream into a fresh aggregate (made by fresh), lets decide
+// choose events, and appends them with the revision loaded, retrying the
+// whole cycle when another writer got there first.
+func execute[A aggregate](ctx context.Context, h *Handler, shop, stream string, fresh func() A, decide func(A) (decision, error), meta Meta) (Result, error) {
+	for attempt := 0; ; attempt++ {
+		agg := fresh()
+		rev, exists, err := h.load(ctx, stream, agg)
+		if err != nil {
+			return Result{}, err
+		}
+		d, err := decide(agg)
+		if err != nil {
+			return Result{}, err
+		}
+		if len(d.events) == 0 {
+			return Result{Revision: rev}, nil
+		}
+		now := h.now()
+		data := make([]eventlog.EventData, len(d.events))
+		for i, ev := range d.events {
+			id := uuid.Nil
+			if i < len(d.ids) {
+				id = d.ids[i]
+			}
+			if id == uuid.Nil {
+				id = uuid.New()
+			}
+			if data[i], err = h.codec.Encode(ctx, id, shop, ev, now, meta.metadata()); err != nil {
+				return Result{}, err
+			}
+		}
+		expected := eventlog.NoStream()
+		if exists {
+			expected = eventlog.Exact(rev)
+		}
+		res, err := h.log.Append(ctx, stream, expected, data...)
+		if errors.Is(err, eventlog.ErrWrongExpectedRevision) && attempt+1 < maxAttempts {
+			continue
+		}
+		if err != nil {
+			return Result{}, fmt.Errorf("append to %s: %w", stream, err)
+		}
+		return Result{Position: res.Position, Revision: res.NextExpectedRevision}, nil
+	}
+}

@@ -1,0 +1,16 @@
+package domain
+
+// Events returns the catalogue of every event type the service writes. Each
+// call builds a new, read-only catalogue; cmd builds one and passes it down.
+func Events() *Catalogue {
+	return NewCatalogue(
+		EventSpec{Name: "AccountCreated", Version: 1, New: func() Event { return &AccountCreated{} }},
+		EventSpec{Name: "ShopDomainClaimed", Version: 1, New: func() Event { return &ShopDomainClaimed{} }},
+		EventSpec{Name: "ShopCreated", Version: 1, New: func() Event { return &ShopCreated{} }},
+		EventSpec{Name: "TokenIssued", Version: 1, New: func() Event { return &TokenIssued{} }},
+		EventSpec{Name: "CustomerCreated", Version: 1, New: func() Event { return &CustomerCreated{} }},
+		EventSpec{Name: "CustomerUpdated", Version: 1, New: func() Event { return &CustomerUpdated{} }},
+		EventSpec{Name: "CustomerTagsSet", Version: 1, New: func() Event { return &CustomerTagsSet{} }},
+		EventSpec{Name: "WebhookDeliveryRecorded", Version: 1, New: func() Event { return &WebhookDeliveryRecorded{} }},
+	)
+}

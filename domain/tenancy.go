@@ -1,0 +1,194 @@
+package domain
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"net/mail"
+	"strings"
+	"time"
+)
+
+// Stream ids. Streams are "<category>-<id>"; ids never carry personal data.
+func AccountStream(id string) string  { return "account-" + id }
+func ShopStream(id string) string     { return "shop-" + id }
+func TokenStream(id string) string    { return "token-" + id }
+func CustomerStream(id string) string { return "customer-" + id }
+
+// ShopDomainStream is the stream that claims a shop domain, so two shops
+// cannot share one. Its id is a hash of the normalised domain.
+func ShopDomainStream(domain string) string {
+	sum := sha256.Sum256([]byte(NormalizeDomain(domain)))
+	return "shopdomain-" + hex.EncodeToString(sum[:16])
+}
+
+// AccountCreated: an agency or enterprise account (or a merchant's own)
+// that owns shops.
+type AccountCreated struct {
+	AccountID string    `json:"account_id"`
+	Name      string    `json:"name"`
+	Plan      Plan      `json:"plan"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// EventType implements Event.
+func (AccountCreated) EventType() string { return "AccountCreated" }
+
+// ShopDomainClaimed reserves a domain for a shop.
+type ShopDomainClaimed struct {
+	ShopID string `json:"shop_id"`
+	Domain string `json:"domain"`
+}
+
+// EventType implements Event.
+func (ShopDomainClaimed) EventType() string { return "ShopDomainClaimed" }
+
+// ShopCreated: a shop installed the platform.
+type ShopCreated struct {
+	ShopID        string    `json:"shop_id"`
+	AccountID     string    `json:"account_id"`
+	Domain        string    `json:"domain"`
+	Plan          Plan      `json:"plan"`
+	WebhookSecret string    `json:"webhook_secret"`
+	ContactEmail  string    `json:"contact_email,omitempty"`
+	CORSAllowList []string  `json:"cors_allow_list,omitempty"`
+	CreatedAt     time.Time `json:"created_at"`
+}
+
+// EventType implements Event.
+func (ShopCreated) EventType() string { return "ShopCreated" }
+
+// Account is the account aggregate.
+type Account struct {
+	ID     string
+	Name   string
+	Plan   Plan
+	Exists bool
+}
+
+// Apply folds an event into the account.
+func (a *Account) Apply(e Event) {
+	if ev, ok := e.(*AccountCreated); ok {
+		a.ID, a.Name, a.Plan, a.Exists = ev.AccountID, ev.Name, ev.Plan, true
+	}
+}
+
+// CreateAccount decides the creation of a new account.
+func CreateAccount(id, name, plan string, now time.Time) (*AccountCreated, error) {
+	name = strings.TrimSpace(name)
+	if name == "" || len(name) > 200 {
+		return nil, Invalid("name", "name must be 1 to 200 characters")
+	}
+	p, err := ParsePlan(plan)
+	if err != nil {
+		return nil, err
+	}
+	return &AccountCreated{AccountID: id, Name: name, Plan: p, CreatedAt: now.UTC()}, nil
+}
+
+// Shop is the shop aggregate.
+type Shop struct {
+	ID            string
+	AccountID     string
+	Domain        string
+	Plan          Plan
+	WebhookSecret string
+	Exists        bool
+}
+
+// Apply folds an event into the shop.
+func (s *Shop) Apply(e Event) {
+	if ev, ok := e.(*ShopCreated); ok {
+		s.ID, s.AccountID, s.Domain, s.Plan, s.WebhookSecret, s.Exists = ev.ShopID, ev.AccountID, ev.Domain, ev.Plan, ev.WebhookSecret, true
+	}
+}
+
+// NewShop is what CreateShop needs to know.
+type NewShop struct {
+	ID, Domain, Plan, WebhookSecret, ContactEmail string
+	CORSAllowList                                 []string
+}
+
+// CreateShop decides the creation of a shop under account.
+func CreateShop(account *Account, in NewShop, now time.Time) (*ShopCreated, error) {
+	if !account.Exists {
+		return nil, NotFound("account")
+	}
+	domain := NormalizeDomain(in.Domain)
+	if !ValidDomain(domain) {
+		return nil, Invalid("domain", "not a valid shop domain")
+	}
+	p, err := ParsePlan(in.Plan)
+	if err != nil {
+		return nil, err
+	}
+	if len(in.WebhookSecret) < 16 || len(in.WebhookSecret) > 256 {
+		return nil, Invalid("webhook_secret", "webhook secret must be 16 to 256 characters")
+	}
+	if in.ContactEmail != "" {
+		if _, err := mail.ParseAddress(in.ContactEmail); err != nil {
+			return nil, Invalid("contact_email", "not a valid e-mail address")
+		}
+	}
+	cors := make([]string, 0, len(in.CORSAllowList))
+	for _, d := range in.CORSAllowList {
+		d = NormalizeDomain(d)
+		if !ValidDomain(d) {
+			return nil, Invalid("cors_allow_list", "not a valid domain")
+		}
+		cors = append(cors, d)
+	}
+	return &ShopCreated{
+		ShopID: in.ID, AccountID: account.ID, Domain: domain, Plan: p,
+		WebhookSecret: in.WebhookSecret, ContactEmail: in.ContactEmail,
+		CORSAllowList: cors, CreatedAt: now.UTC(),
+	}, nil
+}
+
+// NormalizeDomain lower-cases a domain and strips a scheme, path and
+// trailing dot.
+func NormalizeDomain(d string) string {
+	d = strings.ToLower(strings.TrimSpace(d))
+	if i := strings.Index(d, "://"); i >= 0 {
+		d = d[i+3:]
+	}
+	if i := strings.IndexAny(d, "/?#"); i >= 0 {
+		d = d[:i]
+	}
+	return strings.TrimSuffix(d, ".")
+}
+
+// ValidDomain reports whether d is a syntactically valid host name with at
+// least two labels (an optional :port is allowed for development shops).
+func ValidDomain(d string) bool {
+	host := d
+	if i := strings.LastIndexByte(d, ':'); i >= 0 {
+		port := d[i+1:]
+		if port == "" || len(port) > 5 {
+			return false
+		}
+		for _, c := range port {
+			if c < '0' || c > '9' {
+				return false
+			}
+		}
+		host = d[:i]
+	}
+	if len(host) == 0 || len(host) > 253 {
+		return false
+	}
+	labels := strings.Split(host, ".")
+	if len(labels) < 2 && host != "localhost" {
+		return false
+	}
+	for _, l := range labels {
+		if l == "" || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' {
+			return false
+		}
+		for _, c := range l {
+			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+				return false
+			}
+		}
+	}
+	return true
+}

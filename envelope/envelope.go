@@ -1,0 +1,273 @@
+package envelope
+
+import (
+	"bytes"
+	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/cgp-platform/cgp/domain"
+	"github.com/cgp-platform/cgp/eventlog"
+	"github.com/cgp-platform/cgp/vault"
+)
+
+// formatV1 is the first byte of a payload sealed with the shop key.
+const formatV1 byte = 1
+
+// fieldPrefix starts a personal field sealed with a subject key:
+// "pii1:<subject>:<base64url(nonce|ciphertext)>".
+const fieldPrefix = "pii1:"
+
+// ErrShopErased is returned by Decode when the shop's key was shredded: the
+// event can no longer be read at all.
+var ErrShopErased = errors.New("shop data erased")
+
+// Codec encodes and decodes events. It is safe for concurrent use.
+type Codec struct {
+	events *domain.Catalogue
+	keys   vault.Vault
+}
+
+// New returns a codec over a catalogue and a key vault (usually a
+// vault.Cache in front of the store).
+func New(events *domain.Catalogue, keys vault.Vault) *Codec {
+	return &Codec{events: events, keys: keys}
+}
+
+// Catalogue returns the event catalogue.
+func (c *Codec) Catalogue() *domain.Catalogue { return c.events }
+
+// Encode seals ev as an event of shop. id is the event id (bound into the
+// seal), occurredAt the time of the fact, meta the envelope metadata; the
+// key ids used are added to meta.KeyIDs.
+func (c *Codec) Encode(ctx context.Context, id uuid.UUID, shop string, ev domain.Event, occurredAt time.Time, meta eventlog.Metadata) (eventlog.EventData, error) {
+	name := ev.EventType()
+	version := c.events.Version(name)
+	if version == 0 {
+		return eventlog.EventData{}, fmt.Errorf("encode %s: %w", name, domain.ErrUnknownEventType)
+	}
+	raw, err := json.Marshal(ev)
+	if err != nil {
+		return eventlog.EventData{}, fmt.Errorf("encode %s: %w", name, err)
+	}
+	keyIDs := []string{shopSubject(shop)}
+	if p, ok := ev.(domain.Personal); ok {
+		subject := p.Subject()
+		if raw, err = c.sealFields(ctx, id, shop, subject, p.PersonalFields(), raw); err != nil {
+			return eventlog.EventData{}, fmt.Errorf("encode %s: %w", name, err)
+		}
+		keyIDs = append(keyIDs, subject)
+	}
+	shopKey, err := c.keys.DataKey(ctx, tenant(shop), shopSubject(shop), true)
+	if err != nil {
+		return eventlog.EventData{}, fmt.Errorf("shop key: %w", err)
+	}
+	sealed, err := seal(shopKey, raw, aad(id[:], []byte{formatV1}))
+	if err != nil {
+		return eventlog.EventData{}, err
+	}
+	data := append([]byte{formatV1}, sealed...)
+	meta.KeyIDs = keyIDs
+	return eventlog.EventData{
+		ID: id, Type: name, SchemaVersion: version, ShopID: shop,
+		OccurredAt: occurredAt.UTC(), Data: data, Metadata: meta,
+	}, nil
+}
+
+// Decoded is a decoded event.
+type Decoded struct {
+	Event domain.Event
+	// Redacted lists the personal fields whose subject key was shredded;
+	// they decoded to null.
+	Redacted []string
+}
+
+// Decode opens, un-seals and upcasts a recorded event. A shredded subject
+// key never fails decoding: its fields become null and are listed in
+// Redacted. A shredded shop key returns ErrShopErased.
+func (c *Codec) Decode(ctx context.Context, e *eventlog.Event) (Decoded, error) {
+	raw, err := c.Open(ctx, e)
+	if err != nil {
+		return Decoded{}, err
+	}
+	raw, redacted, err := c.openFields(ctx, e.ID, e.ShopID, raw)
+	if err != nil {
+		return Decoded{}, fmt.Errorf("decode %s %s: %w", e.Type, e.ID, err)
+	}
+	ev, err := c.events.Decode(e.Type, e.SchemaVersion, raw)
+	if err != nil {
+		return Decoded{}, err
+	}
+	return Decoded{Event: ev, Redacted: redacted}, nil
+}
+
+// Open removes the shop seal and returns the JSON with personal fields still
+// sealed (what an auditor's export without subject keys would show).
+func (c *Codec) Open(ctx context.Context, e *eventlog.Event) ([]byte, error) {
+	if len(e.Data) == 0 || e.Data[0] != formatV1 {
+		return nil, fmt.Errorf("decode %s %s: unknown payload format", e.Type, e.ID)
+	}
+	shopKey, err := c.keys.DataKey(ctx, tenant(e.ShopID), shopSubject(e.ShopID), false)
+	if errors.Is(err, vault.ErrShredded) || errors.Is(err, vault.ErrNotFound) {
+		return nil, fmt.Errorf("decode %s %s: %w", e.Type, e.ID, ErrShopErased)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("shop key: %w", err)
+	}
+	raw, err := open(shopKey, e.Data[1:], aad(e.ID[:], e.Data[:1]))
+	if err != nil {
+		return nil, fmt.Errorf("decode %s %s: %w", e.Type, e.ID, err)
+	}
+	return raw, nil
+}
+
+// platformTenant keys the events that belong to no shop (accounts).
+const platformTenant = "platform"
+
+// tenant returns the vault shop under which a shop's keys live.
+func tenant(shop string) string {
+	if shop == "" {
+		return platformTenant
+	}
+	return shop
+}
+
+// shopSubject is the vault subject of a shop's own key.
+func shopSubject(shop string) string { return tenant(shop) }
+
+func (c *Codec) sealFields(ctx context.Context, id uuid.UUID, shop, subject string, fields []string, raw []byte) ([]byte, error) {
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return nil, err
+	}
+	var key []byte
+	for _, f := range fields {
+		v, ok := doc[f]
+		if !ok || bytes.Equal(v, []byte("null")) {
+			continue
+		}
+		if key == nil {
+			var err error
+			if key, err = c.keys.DataKey(ctx, tenant(shop), subject, true); err != nil {
+				return nil, fmt.Errorf("subject key: %w", err)
+			}
+		}
+		ct, err := seal(key, v, aad(id[:], []byte(f)))
+		if err != nil {
+			return nil, err
+		}
+		sealed, _ := json.Marshal(fieldPrefix + subject + ":" + base64.RawURLEncoding.EncodeToString(ct))
+		doc[f] = sealed
+	}
+	return json.Marshal(doc)
+}
+
+func (c *Codec) openFields(ctx context.Context, id uuid.UUID, shop string, raw []byte) ([]byte, []string, error) {
+	if !bytes.Contains(raw, []byte(`"`+fieldPrefix)) {
+		return raw, nil, nil
+	}
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return nil, nil, err
+	}
+	var redacted []string
+	keys := map[string][]byte{}
+	for f, v := range doc {
+		if len(v) < len(fieldPrefix)+2 || v[0] != '"' || !bytes.HasPrefix(v[1:], []byte(fieldPrefix)) {
+			continue
+		}
+		var s string
+		if err := json.Unmarshal(v, &s); err != nil {
+			return nil, nil, err
+		}
+		subject, b64, ok := strings.Cut(strings.TrimPrefix(s, fieldPrefix), ":")
+		if !ok {
+			return nil, nil, fmt.Errorf("field %s: malformed seal", f)
+		}
+		key, seen := keys[subject]
+		if !seen {
+			k, err := c.keys.DataKey(ctx, tenant(shop), subject, false)
+			switch {
+			case errors.Is(err, vault.ErrShredded) || errors.Is(err, vault.ErrNotFound):
+				k = nil
+			case err != nil:
+				return nil, nil, fmt.Errorf("subject key: %w", err)
+			}
+			keys[subject], key = k, k
+		}
+		if key == nil {
+			doc[f] = json.RawMessage("null")
+			redacted = append(redacted, f)
+			continue
+		}
+		ct, err := base64.RawURLEncoding.DecodeString(b64)
+		if err != nil {
+			return nil, nil, fmt.Errorf("field %s: %w", f, err)
+		}
+		plain, err := open(key, ct, aad(id[:], []byte(f)))
+		if err != nil {
+			return nil, nil, fmt.Errorf("field %s: %w", f, err)
+		}
+		doc[f] = plain
+	}
+	out, err := json.Marshal(doc)
+	return out, redacted, err
+}
+
+// seal returns nonce|ciphertext of plain under key, authenticated with ad.
+func seal(key, plain, ad []byte) ([]byte, error) {
+	gcm, err := newGCM(key)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, gcm.NonceSize(), gcm.NonceSize()+len(plain)+gcm.Overhead())
+	if _, err := rand.Read(out); err != nil {
+		return nil, fmt.Errorf("nonce: %w", err)
+	}
+	return gcm.Seal(out, out[:gcm.NonceSize()], plain, ad), nil
+}
+
+// open reverses seal.
+func open(key, sealed, ad []byte) ([]byte, error) {
+	gcm, err := newGCM(key)
+	if err != nil {
+		return nil, err
+	}
+	if len(sealed) < gcm.NonceSize()+gcm.Overhead() {
+		return nil, errors.New("sealed value too short")
+	}
+	nonce, ct := sealed[:gcm.NonceSize()], sealed[gcm.NonceSize():]
+	plain, err := gcm.Open(nil, nonce, ct, ad)
+	if err != nil {
+		return nil, fmt.Errorf("open seal: %w", err)
+	}
+	return plain, nil
+}
+
+// aad binds a sealed value to its event id and label (format byte or field).
+func aad(id, label []byte) []byte {
+	out := make([]byte, 0, len(id)+1+len(label))
+	out = append(out, id...)
+	out = append(out, 0)
+	return append(out, label...)
+}
+
+func newGCM(key []byte) (cipher.AEAD, error) {
+	if len(key) != vault.KeySize {
+		return nil, fmt.Errorf("data key has %d bytes, want %d", len(key), vault.KeySize)
+	}
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		return nil, err
+	}
+	return cipher.NewGCM(block)
+}
