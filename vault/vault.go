@@ -27,6 +27,7 @@ type Vault interface {
 	// is returned; concurrent callers creating the same subject all get the
 	// same key. Returns ErrShredded for a shredded subject (even with
 	// create), ErrNotFound when there is no key and create is false.
+	// Empty, over-long, non-UTF-8 or NUL-containing ids get ErrInvalidID.
 	DataKey(ctx context.Context, shop, subject string, create bool) ([]byte, error)
 
 	// Shred deletes the subject's key for good and remembers that it was
@@ -34,7 +35,9 @@ type Vault interface {
 	// records the tombstone too.
 	Shred(ctx context.Context, shop, subject string) error
 
-	// ShredShop shreds the shop's key and every key of its subjects.
+	// ShredShop shreds the shop's key and every key of its subjects. The
+	// shop's tombstone also covers subjects asked for later: they get
+	// ErrShredded too.
 	ShredShop(ctx context.Context, shop string) error
 
 	// Close releases resources.
