@@ -1,0 +1,267 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cgp-platform/cgp/commands"
+	"github.com/cgp-platform/cgp/eventlog"
+)
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitFailure = 1
+	exitUsage   = 2
+)
+
+// usageError marks a failure of the command line itself (exit 2).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// Run executes the command line args and returns the exit code. Results go
+// to stdout as one JSON object; errors go to stderr.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	root := newRootCommand(stdout, stderr)
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintln(stderr, "cgp:", err)
+	var ue usageError
+	if errors.As(err, &ue) || isCobraUsage(err) {
+		return exitUsage
+	}
+	return exitFailure
+}
+
+// isCobraUsage recognises cobra's own argument errors (unknown command or
+// flag, missing required flag), which it reports as plain errors.
+func isCobraUsage(err error) bool {
+	msg := err.Error()
+	for _, s := range []string{"unknown command", "unknown flag", "unknown shorthand", "required flag", "accepts ", "invalid argument", "flag needs an argument"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
+	cfg := &Config{}
+	root := &cobra.Command{
+		Use:           "cgp",
+		Short:         "Commerce-growth platform service",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if err := applyEnv(cmd.Flags(), os.LookupEnv); err != nil {
+				return usageError{err}
+			}
+			if err := cfg.Validate(); err != nil {
+				return usageError{err}
+			}
+			return nil
+		},
+	}
+	cfg.bindCommon(root.PersistentFlags())
+	root.AddCommand(
+		newServeCommand(cfg, stdout, stderr),
+		group("accounts", "Manage accounts", newAccountsCreate(cfg, stdout, stderr)),
+		group("shops", "Manage shops", newShopsCreate(cfg, stdout, stderr)),
+		group("tokens", "Manage admin API tokens", newTokensCreate(cfg, stdout, stderr)),
+		group("audit", "Check the event history", newAuditVerify(cfg, stdout, stderr)),
+	)
+	return root
+}
+
+func group(name, short string, subs ...*cobra.Command) *cobra.Command {
+	g := &cobra.Command{Use: name, Short: short, Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return usageError{fmt.Errorf("%s: missing subcommand", name)}
+		}}
+	g.AddCommand(subs...)
+	return g
+}
+
+// withCore opens the core for a one-shot command.
+func withCore(ctx context.Context, cfg *Config, stderr io.Writer, fn func(*Core) error) error {
+	core, err := OpenCore(ctx, *cfg, newLogger(cfg, stderr))
+	if err != nil {
+		return err
+	}
+	return errors.Join(fn(core), core.Close())
+}
+
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+func cliMeta() commands.Meta { return commands.Meta{Actor: "cli", Source: "cli"} }
+
+func requireFlags(cmd *cobra.Command, names ...string) error {
+	for _, n := range names {
+		cmd.Flags().Lookup(n)
+		if v, _ := cmd.Flags().GetString(n); v == "" {
+			return usageError{fmt.Errorf("flag --%s is required", n)}
+		}
+	}
+	return nil
+}
+
+func newAccountsCreate(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
+	var name, plan string
+	cmd := &cobra.Command{Use: "create", Short: "Create an account", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := requireFlags(cmd, "name", "plan"); err != nil {
+				return err
+			}
+			return withCore(cmd.Context(), cfg, stderr, func(c *Core) error {
+				res, err := c.Commands.CreateAccount(cmd.Context(), commands.CreateAccount{Name: name, Plan: plan}, cliMeta())
+				if err != nil {
+					return err
+				}
+				return printJSON(stdout, map[string]any{"id": res.ID, "name": name, "plan": plan, "position": res.Position})
+			})
+		}}
+	cmd.Flags().StringVar(&name, "name", "", "account name")
+	cmd.Flags().StringVar(&plan, "plan", "", "plan: starter, growth, pro, pro_plus, agency, enterprise")
+	return cmd
+}
+
+func newShopsCreate(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
+	var in commands.CreateShop
+	cmd := &cobra.Command{Use: "create", Short: "Create a shop", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := requireFlags(cmd, "account", "domain", "plan", "webhook-secret"); err != nil {
+				return err
+			}
+			return withCore(cmd.Context(), cfg, stderr, func(c *Core) error {
+				res, err := c.Commands.CreateShop(cmd.Context(), in, cliMeta())
+				if err != nil {
+					return err
+				}
+				return printJSON(stdout, map[string]any{"id": res.ID, "account_id": in.AccountID, "domain": in.Domain, "plan": in.Plan, "position": res.Position})
+			})
+		}}
+	f := cmd.Flags()
+	f.StringVar(&in.AccountID, "account", "", "account id (acc_…)")
+	f.StringVar(&in.Domain, "domain", "", "shop domain, e.g. example.myshopify.com")
+	f.StringVar(&in.Plan, "plan", "", "plan: starter, growth, pro, pro_plus, agency, enterprise")
+	f.StringVar(&in.WebhookSecret, "webhook-secret", "", "secret the commerce platform signs webhooks with (16 to 256 characters)")
+	f.StringVar(&in.ContactEmail, "contact-email", "", "merchant contact e-mail")
+	f.StringSliceVar(&in.CORSAllowList, "cors-allow-list", nil, "storefront domains allowed to call the public endpoints")
+	return cmd
+}
+
+func newTokensCreate(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
+	var in commands.IssueToken
+	var scopes string
+	cmd := &cobra.Command{Use: "create", Short: "Create an admin API token (shown once)", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := requireFlags(cmd, "shop", "scopes"); err != nil {
+				return err
+			}
+			in.Scopes = strings.Split(scopes, ",")
+			return withCore(cmd.Context(), cfg, stderr, func(c *Core) error {
+				res, err := c.Commands.IssueToken(cmd.Context(), in, cliMeta())
+				if err != nil {
+					return err
+				}
+				return printJSON(stdout, map[string]any{"id": res.ID, "shop_id": in.ShopID, "token": res.Token, "scopes": in.Scopes, "environment": in.Environment, "position": res.Position})
+			})
+		}}
+	f := cmd.Flags()
+	f.StringVar(&in.ShopID, "shop", "", "shop id (shop_…)")
+	f.StringVar(&scopes, "scopes", "", "comma-separated scopes, e.g. customers:read,customers:write, or *")
+	f.StringVar(&in.Environment, "env", "live", "token environment: live or test")
+	f.StringVar(&in.Name, "name", "", "a name to recognise the token by")
+	return cmd
+}
+
+func newAuditVerify(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
+	var shop string
+	cmd := &cobra.Command{Use: "verify", Short: "Recompute the hash chains of a shop's event history", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := requireFlags(cmd, "shop"); err != nil {
+				return err
+			}
+			return withCore(cmd.Context(), cfg, stderr, func(c *Core) error {
+				rep, err := VerifyShop(cmd.Context(), c.Log, shop)
+				if err != nil {
+					return err
+				}
+				if err := printJSON(stdout, rep); err != nil {
+					return err
+				}
+				if !rep.Intact {
+					return fmt.Errorf("history of shop %s is not intact: %s", shop, rep.Problem)
+				}
+				return nil
+			})
+		}}
+	cmd.Flags().StringVar(&shop, "shop", "", "shop id (shop_…)")
+	return cmd
+}
+
+// AuditReport is the result of VerifyShop.
+type AuditReport struct {
+	ShopID   string `json:"shop_id"`
+	Intact   bool   `json:"intact"`
+	Events   int    `json:"events_checked"`
+	Streams  int    `json:"streams"`
+	Problem  string `json:"problem,omitempty"`
+	BadEvent string `json:"first_bad_event,omitempty"`
+	Position uint64 `json:"first_bad_position,omitempty"`
+}
+
+// VerifyShop walks the whole log in order and checks the hash chain of
+// every stream holding the shop's events.
+func VerifyShop(ctx context.Context, log eventlog.Log, shop string) (AuditReport, error) {
+	rep := AuditReport{ShopID: shop, Intact: true}
+	v := eventlog.NewChainVerifier()
+	streams := map[string]bool{}
+	var after eventlog.Position
+	for {
+		evs, err := log.ReadAll(ctx, after, 1000)
+		if err != nil {
+			return rep, fmt.Errorf("read log: %w", err)
+		}
+		for i := range evs {
+			e := &evs[i]
+			after = e.Position
+			if e.ShopID != shop {
+				continue
+			}
+			err := v.Check(e)
+			if err == nil && !streams[e.StreamID] && e.Revision != 0 {
+				err = fmt.Errorf("event %s (%s@%d): stream does not start at revision 0", e.ID, e.StreamID, e.Revision)
+			}
+			streams[e.StreamID] = true
+			rep.Events++
+			if err != nil {
+				rep.Intact, rep.Problem, rep.BadEvent, rep.Position = false, err.Error(), e.ID.String(), e.Position
+				rep.Streams = len(streams)
+				return rep, nil
+			}
+		}
+		if len(evs) < 1000 {
+			rep.Streams = len(streams)
+			return rep, nil
+		}
+	}
+}

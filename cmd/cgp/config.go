@@ -1,0 +1,135 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/spf13/pflag"
+)
+
+// Config is the binary's configuration, filled once from flags and their
+// CGP_… environment twins (a flag given on the command line wins).
+type Config struct {
+	// DataDir holds the embedded stores: events.db, readmodels.db, vault.db,
+	// master.key.
+	DataDir string
+	// Addr is the listen address of cgp serve.
+	Addr string
+	// LogLevel is a zerolog level name.
+	LogLevel string
+	// MasterKey wraps the data keys (32 bytes, base64 or hex). Empty means
+	// a key file master.key created in DataDir with mode 0600.
+	MasterKey string
+	// EventLog selects the event-log adapter: sqlite or esdb.
+	EventLog string
+	// ESDBURL is the EventStoreDB connection string, for EventLog=esdb.
+	ESDBURL string
+	// Vault selects the key-vault adapter: sqlite or postgres.
+	Vault string
+	// PostgresURL is the PostgreSQL DSN, for Vault=postgres.
+	PostgresURL string
+	// TrustedProxies are CIDRs whose X-Forwarded-For is believed.
+	TrustedProxies []string
+	// ShutdownGrace bounds the drain of in-flight requests.
+	ShutdownGrace time.Duration
+	// MaxWebhookBody is the largest inbound webhook body (413 above).
+	MaxWebhookBody int64
+	// Demo creates a demo account, shop and token on an empty data dir.
+	Demo bool
+}
+
+// bindCommon registers the flags every command takes.
+func (c *Config) bindCommon(fs *pflag.FlagSet) {
+	fs.StringVar(&c.DataDir, "data-dir", "./data", "data directory of the embedded stores (env CGP_DATA_DIR)")
+	fs.StringVar(&c.LogLevel, "log-level", "info", "log level: debug, info, warn, error (env CGP_LOG_LEVEL)")
+	fs.StringVar(&c.MasterKey, "master-key", "", "master key wrapping the data keys, 32 bytes base64 or hex; default: DATA_DIR/master.key (env CGP_MASTER_KEY)")
+	fs.StringVar(&c.EventLog, "event-log", "sqlite", "event-log adapter: sqlite or esdb (env CGP_EVENT_LOG)")
+	fs.StringVar(&c.ESDBURL, "esdb-url", "", "EventStoreDB connection string, with --event-log esdb (env CGP_ESDB_URL)")
+	fs.StringVar(&c.Vault, "vault", "sqlite", "key-vault adapter: sqlite or postgres (env CGP_VAULT)")
+	fs.StringVar(&c.PostgresURL, "postgres-url", "", "PostgreSQL DSN, with --vault postgres (env CGP_POSTGRES_URL)")
+}
+
+// bindServe registers the flags of cgp serve.
+func (c *Config) bindServe(fs *pflag.FlagSet) {
+	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8080", "listen address (env CGP_ADDR)")
+	fs.StringSliceVar(&c.TrustedProxies, "trusted-proxies", nil, "CIDRs of reverse proxies whose X-Forwarded-For is trusted (env CGP_TRUSTED_PROXIES)")
+	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", 10*time.Second, "time to drain in-flight requests on shutdown (env CGP_SHUTDOWN_GRACE)")
+	fs.Int64Var(&c.MaxWebhookBody, "max-webhook-body", 1<<20, "largest inbound webhook body in bytes (env CGP_MAX_WEBHOOK_BODY)")
+	fs.BoolVar(&c.Demo, "demo", false, "on an empty data directory, create a demo account, shop and token and print them (env CGP_DEMO)")
+}
+
+// applyEnv fills every flag not set on the command line from its
+// environment twin: --data-dir from CGP_DATA_DIR, and so on.
+func applyEnv(fs *pflag.FlagSet, lookup func(string) (string, bool)) error {
+	var errs []error
+	fs.VisitAll(func(f *pflag.Flag) {
+		if f.Changed {
+			return
+		}
+		name := "CGP_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		v, ok := lookup(name)
+		if !ok {
+			return
+		}
+		if err := fs.Set(f.Name, v); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", name, err))
+		}
+	})
+	return errors.Join(errs...)
+}
+
+// Validate reports every problem at once.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.DataDir == "" {
+		errs = append(errs, errors.New("data-dir is required"))
+	}
+	if _, err := zerolog.ParseLevel(c.LogLevel); err != nil || c.LogLevel == "" {
+		errs = append(errs, fmt.Errorf("log-level %q is not a level", c.LogLevel))
+	}
+	switch c.EventLog {
+	case "sqlite":
+	case "esdb":
+		if c.ESDBURL == "" {
+			errs = append(errs, errors.New("esdb-url is required with event-log esdb"))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("event-log %q: want sqlite or esdb", c.EventLog))
+	}
+	switch c.Vault {
+	case "sqlite":
+	case "postgres":
+		if c.PostgresURL == "" {
+			errs = append(errs, errors.New("postgres-url is required with vault postgres"))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("vault %q: want sqlite or postgres", c.Vault))
+	}
+	for _, p := range c.TrustedProxies {
+		if _, err := netip.ParsePrefix(p); err != nil {
+			errs = append(errs, fmt.Errorf("trusted-proxies: %q is not a CIDR", p))
+		}
+	}
+	if c.ShutdownGrace < 0 {
+		errs = append(errs, errors.New("shutdown-grace must not be negative"))
+	}
+	if c.MaxWebhookBody < 0 {
+		errs = append(errs, errors.New("max-webhook-body must not be negative"))
+	}
+	return errors.Join(errs...)
+}
+
+func (c *Config) path(name string) string { return filepath.Join(c.DataDir, name) }
+
+func (c *Config) ensureDataDir() error {
+	if err := os.MkdirAll(c.DataDir, 0o700); err != nil {
+		return fmt.Errorf("data dir: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/cgp-platform/cgp/commands"
+	"github.com/cgp-platform/cgp/domain"
+)
+
+// createDemo creates a demo account, shop and token on an empty log and
+// prints the token and a curl command once. On a log with events it does
+// nothing: the token was shown the first time and is not kept.
+func createDemo(ctx context.Context, app *App, addr string, out io.Writer) error {
+	head, err := app.Log.HeadPosition(ctx)
+	if err != nil || head > 0 {
+		return err
+	}
+	meta := commands.Meta{Actor: "system:demo", Source: "system"}
+	acc, err := app.Commands.CreateAccount(ctx, commands.CreateAccount{Name: "Demo Agency", Plan: string(domain.PlanEnterprise)}, meta)
+	if err != nil {
+		return fmt.Errorf("demo account: %w", err)
+	}
+	secret := domain.RandomBase62(32)
+	shop, err := app.Commands.CreateShop(ctx, commands.CreateShop{
+		AccountID: acc.ID, Domain: "demo-shop.example.com", Plan: string(domain.PlanAgency), WebhookSecret: secret,
+	}, meta)
+	if err != nil {
+		return fmt.Errorf("demo shop: %w", err)
+	}
+	tok, err := app.Commands.IssueToken(ctx, commands.IssueToken{ShopID: shop.ID, Name: "demo", Scopes: []string{"*"}, Environment: domain.EnvTest}, meta)
+	if err != nil {
+		return fmt.Errorf("demo token: %w", err)
+	}
+	_, err = fmt.Fprintf(out, `Demo data created (shown once, not stored in clear):
+  account:        %s
+  shop:           %s (domain demo-shop.example.com)
+  webhook secret: %s
+  admin token:    %s
+
+Try:
+  curl -s -H 'Authorization: Bearer %s' -H 'X-Wait-For-Position: %d' http://%s/api/v1/customers
+
+`, acc.ID, shop.ID, secret, tok.Token, tok.Token, tok.Position, addr)
+	return err
+}

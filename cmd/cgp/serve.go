@@ -1,0 +1,194 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"path/filepath"
+	"time"
+
+	"github.com/gorilla/mux"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/spf13/cobra"
+
+	"github.com/cgp-platform/cgp/auth"
+	"github.com/cgp-platform/cgp/httpapi"
+	"github.com/cgp-platform/cgp/ingest"
+	"github.com/cgp-platform/cgp/openapi"
+	"github.com/cgp-platform/cgp/projections"
+	"github.com/cgp-platform/cgp/projections/customers"
+	"github.com/cgp-platform/cgp/projections/tenancy"
+	"github.com/cgp-platform/cgp/readapi"
+	rmsqlite "github.com/cgp-platform/cgp/readmodel/sqlite"
+	"github.com/cgp-platform/cgp/writeapi"
+)
+
+// App is the whole server: the core, the read side and the HTTP surfaces.
+// main builds it with OpenApp and the end-to-end tests build it the same way.
+type App struct {
+	*Core
+	Store     *rmsqlite.Store
+	Runtime   *projections.Runtime
+	Registry  *prometheus.Registry
+	Router    *mux.Router
+	Handler   http.Handler
+	Tenancy   *tenancy.Queries
+	Customers *customers.Queries
+	checks    *httpapi.Checks
+}
+
+// OpenApp opens every store and builds the HTTP handler. It starts nothing:
+// Serve does.
+func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
+	a := &App{Core: core, Registry: prometheus.NewRegistry()}
+	a.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	store, err := rmsqlite.Open(rmsqlite.Config{Path: filepath.Join(cfg.DataDir, "readmodels.db")})
+	if err != nil {
+		return nil, fmt.Errorf("open read models: %w", err)
+	}
+	a.Store = store
+	a.Runtime, err = projections.New(projections.Config{Log: core.Log, Store: store, Logger: core.Logger, Registry: a.Registry})
+	if err != nil {
+		return nil, errors.Join(err, store.Close())
+	}
+	for _, p := range []projections.Projector{tenancy.Projector(core.Codec), customers.Projector(core.Codec)} {
+		if err := store.Migrate(ctx, p.Name, p.Migrations); err != nil {
+			return nil, errors.Join(fmt.Errorf("migrate %s: %w", p.Name, err), store.Close())
+		}
+		if err := a.Runtime.Register(p); err != nil {
+			return nil, errors.Join(err, store.Close())
+		}
+	}
+	a.Tenancy = tenancy.NewQueries(store.DB())
+	a.Customers = customers.NewQueries(store.DB())
+
+	var proxies []netip.Prefix
+	for _, p := range cfg.TrustedProxies {
+		proxies = append(proxies, netip.MustParsePrefix(p)) // validated by Config.Validate
+	}
+	stack, err := httpapi.NewStack(httpapi.StackConfig{Logger: core.Logger, Registry: a.Registry, TrustedProxies: proxies})
+	if err != nil {
+		return nil, errors.Join(err, store.Close())
+	}
+	a.checks = httpapi.NewChecks(2 * time.Second)
+	a.checks.Add("event_log", func(ctx context.Context) error {
+		_, err := core.Log.HeadPosition(ctx)
+		return err
+	})
+	a.checks.Add("read_models", func(ctx context.Context) error { return store.DB().PingContext(ctx) })
+	a.checks.Add("projections", func(context.Context) error {
+		select {
+		case <-a.Runtime.Running():
+			return nil
+		default:
+			return errors.New("projections not started")
+		}
+	})
+
+	r := httpapi.NewRouter()
+	httpapi.RegisterOps(r, a.checks, a.Registry)
+	httpapi.Handle(r, httpapi.Beta, http.MethodGet, "/api/v1/openapi.json", openapi.Handler())
+	authn := auth.New(tokenFinder{a.Tenancy})
+	readapi.NewCustomers(a.Customers, authn, mustCursorCodec(core), a.Runtime, time.Now).Routes(r)
+	writeapi.NewCustomers(core.Commands, authn, a.Customers, a.Runtime, time.Now).Routes(r)
+	ingest.NewCommerce(shopFinder{a.Tenancy}, core.Commands, cfg.MaxWebhookBody).Routes(r)
+	a.Router = r
+	a.Handler = stack.Wrap(r)
+	return a, nil
+}
+
+// Serve runs the projections and the HTTP server on ln until ctx ends,
+// then drains in-flight requests, stops the projections and flushes the
+// event log.
+func (a *App) Serve(ctx context.Context, ln net.Listener, grace time.Duration) error {
+	srv, err := httpapi.NewServer(httpapi.ServerConfig{Listener: ln, Handler: a.Handler, Logger: a.Logger, ShutdownGrace: grace})
+	if err != nil {
+		return err
+	}
+	runCtx, cancelRuntime := context.WithCancel(context.WithoutCancel(ctx))
+	runtimeDone := make(chan error, 1)
+	go func() { runtimeDone <- a.Runtime.Run(runCtx) }()
+	srv.OnShutdown(func(context.Context) error {
+		cancelRuntime()
+		return errors.Join(a.Runtime.Close(), <-runtimeDone)
+	})
+	return srv.Run(ctx)
+}
+
+// Close closes the read models and the core.
+func (a *App) Close() error {
+	return errors.Join(a.Store.Close(), a.Core.Close())
+}
+
+func mustCursorCodec(core *Core) *httpapi.CursorCodec {
+	c, err := httpapi.NewCursorCodec(core.CursorKey)
+	if err != nil {
+		panic(err) // CursorKey is derived to 32 bytes by OpenCore
+	}
+	return c
+}
+
+// tokenFinder adapts the tenancy read model to auth.Finder.
+type tokenFinder struct{ q *tenancy.Queries }
+
+func (f tokenFinder) TokenByHash(ctx context.Context, hash string) (*auth.Token, error) {
+	t, err := f.q.TokenByHash(ctx, hash)
+	if err != nil {
+		return nil, err
+	}
+	return &auth.Token{ID: t.ID, ShopID: t.ShopID, Hash: t.Hash, Scopes: t.Scopes, Revoked: t.Revoked}, nil
+}
+
+// shopFinder adapts the tenancy read model to ingest.ShopFinder.
+type shopFinder struct{ q *tenancy.Queries }
+
+func (f shopFinder) ShopByDomain(ctx context.Context, d string) (*ingest.Shop, error) {
+	s, err := f.q.ShopByDomain(ctx, d)
+	if err != nil {
+		return nil, err
+	}
+	return &ingest.Shop{ID: s.ID, WebhookSecret: s.WebhookSecret}, nil
+}
+
+func newServeCommand(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
+	cmd := &cobra.Command{Use: "serve", Short: "Run the HTTP service", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return serve(cmd.Context(), *cfg, stdout, stderr, nil)
+		}}
+	cfg.bindServe(cmd.Flags())
+	return cmd
+}
+
+// serve runs the server until ctx ends. ready, when set, receives the
+// listening address once the server accepts connections.
+func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer, ready func(addr string)) error {
+	logger := newLogger(&cfg, stderr)
+	core, err := OpenCore(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
+	app, err := OpenApp(ctx, cfg, core)
+	if err != nil {
+		return errors.Join(err, core.Close())
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return errors.Join(fmt.Errorf("listen: %w", err), app.Close())
+	}
+	if cfg.Demo {
+		if err := createDemo(ctx, app, ln.Addr().String(), stdout); err != nil {
+			return errors.Join(err, ln.Close(), app.Close())
+		}
+	}
+	logger.Info().Str("addr", ln.Addr().String()).Str("event_log", cfg.EventLog).Str("vault", cfg.Vault).Msg("serving")
+	if ready != nil {
+		ready(ln.Addr().String())
+	}
+	err = app.Serve(ctx, ln, cfg.ShutdownGrace)
+	return errors.Join(err, app.Close())
+}

@@ -1,0 +1,166 @@
+package ingest
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/gorilla/mux"
+
+	"github.com/cgp-platform/cgp/commands"
+	"github.com/cgp-platform/cgp/domain"
+	"github.com/cgp-platform/cgp/eventlog"
+	"github.com/cgp-platform/cgp/httpapi"
+)
+
+// Commerce-platform webhook headers (DESIGN.md §7).
+const (
+	HeaderHMAC        = "X-Commerce-Hmac-Sha256"
+	HeaderWebhookID   = "X-Commerce-Webhook-Id"
+	HeaderTopic       = "X-Commerce-Topic"
+	HeaderShopDomain  = "X-Commerce-Shop-Domain"
+	HeaderTriggeredAt = "X-Commerce-Triggered-At"
+)
+
+// DefaultMaxBody is the largest webhook body accepted (413 above it).
+const DefaultMaxBody = 1 << 20
+
+// ShopFinder finds the shop a delivery is for, by its domain.
+type ShopFinder interface {
+	// ShopByDomain returns the shop or an error whose domain code is
+	// not_found.
+	ShopByDomain(ctx context.Context, domain string) (*Shop, error)
+}
+
+// Shop is what the receiver needs of a shop.
+type Shop struct {
+	ID            string
+	WebhookSecret string
+}
+
+// Recorder is the write side the receiver drives.
+type Recorder interface {
+	RecordCustomer(ctx context.Context, cmd commands.RecordCustomer, meta commands.Meta) (commands.Result, error)
+	RecordDelivery(ctx context.Context, cmd commands.RecordDelivery, meta commands.Meta) (commands.Result, error)
+}
+
+// Commerce receives the commerce platform's webhooks.
+type Commerce struct {
+	shops   ShopFinder
+	rec     Recorder
+	maxBody int64
+}
+
+// NewCommerce returns the commerce-platform receiver. maxBody <= 0 means
+// DefaultMaxBody.
+func NewCommerce(shops ShopFinder, rec Recorder, maxBody int64) *Commerce {
+	if maxBody <= 0 {
+		maxBody = DefaultMaxBody
+	}
+	return &Commerce{shops: shops, rec: rec, maxBody: maxBody}
+}
+
+// Routes registers POST /webhooks/events.
+func (c *Commerce) Routes(r *mux.Router) {
+	r.Handle("/webhooks/events", httpapi.Stable(http.HandlerFunc(c.handleEvents))).Methods(http.MethodPost)
+}
+
+func (c *Commerce) handleEvents(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, c.maxBody))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			httpapi.WriteError(w, r, httpapi.PayloadTooLarge(c.maxBody))
+			return
+		}
+		httpapi.WriteError(w, r, httpapi.InvalidParameter("body", "the request body could not be read"))
+		return
+	}
+	sig := r.Header.Get(HeaderHMAC)
+	if sig == "" {
+		httpapi.WriteError(w, r, httpapi.SignatureRequired(HeaderHMAC))
+		return
+	}
+	deliveryID := r.Header.Get(HeaderWebhookID)
+	topic := r.Header.Get(HeaderTopic)
+	if deliveryID == "" || len(deliveryID) > 200 {
+		httpapi.WriteError(w, r, httpapi.InvalidParameter(HeaderWebhookID, "header "+HeaderWebhookID+" is required (at most 200 characters)"))
+		return
+	}
+	if topic == "" || len(topic) > 100 {
+		httpapi.WriteError(w, r, httpapi.InvalidParameter(HeaderTopic, "header "+HeaderTopic+" is required (at most 100 characters)"))
+		return
+	}
+	shop, err := c.shops.ShopByDomain(r.Context(), r.Header.Get(HeaderShopDomain))
+	if err != nil && domain.ErrorCode(err) != domain.CodeNotFound {
+		httpapi.WriteError(w, r, err)
+		return
+	}
+	// An unknown shop and a wrong signature get the same answer, so the
+	// endpoint does not reveal which shops exist.
+	if shop == nil || !VerifyCommerce([]byte(shop.WebhookSecret), body, sig) {
+		httpapi.WriteError(w, r, httpapi.InvalidSignature())
+		return
+	}
+	meta := commands.Meta{RequestID: httpapi.RequestID(r.Context()), Actor: "webhook:" + deliveryID, Source: "webhook"}
+	eventID := eventlog.DeterministicID("commerce", shop.ID, deliveryID)
+	if _, err := c.dispatch(r.Context(), shop.ID, topic, eventID, body, r.Header.Get(HeaderTriggeredAt), meta); err != nil {
+		httpapi.WriteError(w, r, err)
+		return
+	}
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "accepted"})
+}
+
+// dispatch turns a verified delivery into a command. A payload that cannot
+// be mapped is still recorded (as an unprocessable delivery) and
+// acknowledged: the platform would only retry it forever.
+func (c *Commerce) dispatch(ctx context.Context, shopID, topic string, eventID uuid.UUID, body []byte, triggeredAt string, meta commands.Meta) (commands.Result, error) {
+	switch topic {
+	case "customers/create", "customers/update":
+		profile, err := ParseCustomer(body)
+		if err == nil {
+			res, err := c.rec.RecordCustomer(ctx, commands.RecordCustomer{ShopID: shopID, Profile: profile, EventID: eventID}, meta)
+			if domain.ErrorCode(err) != domain.CodeInvalid && domain.ErrorCode(err) != domain.CodeConflict {
+				return res, err
+			}
+		}
+		return c.record(ctx, shopID, topic, eventID, body, triggeredAt, "unprocessable", meta)
+	}
+	return c.record(ctx, shopID, topic, eventID, body, triggeredAt, "unhandled_topic", meta)
+}
+
+func (c *Commerce) record(ctx context.Context, shopID, topic string, eventID uuid.UUID, body []byte, triggeredAt, reason string, meta commands.Meta) (commands.Result, error) {
+	var at time.Time
+	if t, err := time.Parse(time.RFC3339Nano, triggeredAt); err == nil {
+		at = t.UTC()
+	}
+	return c.rec.RecordDelivery(ctx, commands.RecordDelivery{
+		ShopID: shopID, Source: "commerce", Topic: topic, EventID: eventID,
+		Payload: body, TriggeredAt: at, Reason: reason,
+	}, meta)
+}
+
+// VerifyCommerce reports whether sig is the base64 HMAC-SHA256 of body
+// keyed with secret, compared in constant time.
+func VerifyCommerce(secret, body []byte, sig string) bool {
+	got, err := base64.StdEncoding.DecodeString(sig)
+	if err != nil || len(got) != sha256.Size {
+		return false
+	}
+	mac := hmac.New(sha256.New, secret)
+	mac.Write(body)
+	return hmac.Equal(mac.Sum(nil), got)
+}
+
+// SignCommerce returns the signature the platform sends for body.
+func SignCommerce(secret, body []byte) string {
+	mac := hmac.New(sha256.New, secret)
+	mac.Write(body)
+	return base64.StdEncoding.EncodeToString(mac.Sum(nil))
+}

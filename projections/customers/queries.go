@@ -1,0 +1,199 @@
+package customers
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/cgp-platform/cgp/domain"
+)
+
+// Customer is a row of the read model.
+type Customer struct {
+	ID               string
+	ShopID           string
+	ExternalID       string
+	Email            *string
+	FirstName        *string
+	LastName         *string
+	Phone            *string
+	AcceptsMarketing bool
+	State            string
+	Currency         string
+	OrdersCount      int
+	TotalSpent       domain.Amount
+	LastOrderAt      time.Time // zero when unknown
+	Tags             []string
+	PlatformTags     []string
+	CreatedAt        time.Time
+	UpdatedAt        time.Time
+	Redacted         bool
+	Version          uint64
+}
+
+// Queries reads the customers read model.
+type Queries struct {
+	db *sql.DB
+}
+
+// NewQueries returns queries over the read-model store's read pool.
+func NewQueries(db *sql.DB) *Queries { return &Queries{db: db} }
+
+const columns = `customer_id, shop_id, external_id, email, first_name, last_name, phone,
+	accepts_marketing, state, currency, orders_count, total_spent, last_order_at, tags, platform_tags,
+	created_at, updated_at, redacted, version`
+
+// Get returns a customer of a shop; a customer of another shop is not
+// found.
+func (q *Queries) Get(ctx context.Context, shop, id string) (*Customer, error) {
+	row := q.db.QueryRowContext(ctx, `SELECT `+columns+` FROM customers WHERE customer_id = ? AND shop_id = ?`, id, shop)
+	c, err := scan(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, domain.NotFound("customer")
+	}
+	return c, err
+}
+
+// Sort keys of the customer list.
+const (
+	SortCreatedAt   = "created_at"
+	SortLastOrderAt = "last_order_at"
+	SortTotalSpent  = "total_spent"
+)
+
+// Key is a position in a sorted list: the sort column's value and the id.
+type Key struct {
+	Value int64  `json:"v"`
+	ID    string `json:"id"`
+}
+
+// ListQuery selects a page of customers.
+type ListQuery struct {
+	Shop  string
+	Stage string // "" for any lifecycle stage
+	Sort  string // one of the Sort constants
+	Desc  bool
+	After *Key // nil for the first page
+	Limit int
+	Now   time.Time // the instant lifecycle stages are computed at
+}
+
+// List returns up to Limit customers after After in the query's order, and
+// the key to continue from when there are more.
+func (q *Queries) List(ctx context.Context, lq ListQuery) ([]Customer, *Key, error) {
+	col := map[string]string{SortCreatedAt: "created_at", SortLastOrderAt: "last_order_at", SortTotalSpent: "total_spent"}[lq.Sort]
+	if col == "" {
+		return nil, nil, domain.Invalid("sort", "unknown sort field")
+	}
+	var where strings.Builder
+	args := []any{lq.Shop}
+	where.WriteString("shop_id = ?")
+	if lq.Stage != "" {
+		cond, stageArgs, err := stageCondition(lq.Stage, lq.Now)
+		if err != nil {
+			return nil, nil, err
+		}
+		where.WriteString(" AND " + cond)
+		args = append(args, stageArgs...)
+	}
+	dir, cmp := "ASC", ">"
+	if lq.Desc {
+		dir, cmp = "DESC", "<"
+	}
+	if lq.After != nil {
+		fmt.Fprintf(&where, " AND (%s, customer_id) %s (?, ?)", col, cmp)
+		args = append(args, lq.After.Value, lq.After.ID)
+	}
+	args = append(args, lq.Limit+1)
+	rows, err := q.db.QueryContext(ctx, `SELECT `+columns+` FROM customers WHERE `+where.String()+
+		fmt.Sprintf(` ORDER BY %s %s, customer_id %s LIMIT ?`, col, dir, dir), args...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("list customers: %w", err)
+	}
+	defer rows.Close()
+	out := make([]Customer, 0, lq.Limit)
+	for rows.Next() {
+		c, err := scan(rows)
+		if err != nil {
+			return nil, nil, err
+		}
+		out = append(out, *c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, fmt.Errorf("list customers: %w", err)
+	}
+	if len(out) <= lq.Limit {
+		return out, nil, nil
+	}
+	out = out[:lq.Limit]
+	last := out[len(out)-1]
+	return out, &Key{Value: sortValue(&last, lq.Sort), ID: last.ID}, nil
+}
+
+func sortValue(c *Customer, sort string) int64 {
+	switch sort {
+	case SortLastOrderAt:
+		if c.LastOrderAt.IsZero() {
+			return 0
+		}
+		return c.LastOrderAt.UnixMicro()
+	case SortTotalSpent:
+		return int64(c.TotalSpent)
+	default:
+		return c.CreatedAt.UnixMicro()
+	}
+}
+
+// stageCondition is domain.LifecycleStage as a SQL condition over the
+// indexed columns, so a stage filter needs no stored stage that would go
+// stale as time passes.
+func stageCondition(stage string, now time.Time) (string, []any, error) {
+	atRisk := now.Add(-domain.AtRiskAfter).UnixMicro()
+	churned := now.Add(-domain.ChurnedAfter).UnixMicro()
+	recent := "(last_order_at = 0 OR last_order_at >= ?)"
+	switch stage {
+	case domain.StageProspect:
+		return "orders_count <= 0", nil, nil
+	case domain.StageChurned:
+		return "orders_count >= 1 AND last_order_at <> 0 AND last_order_at < ?", []any{churned}, nil
+	case domain.StageAtRisk:
+		return "orders_count >= 1 AND last_order_at >= ? AND last_order_at < ?", []any{churned, atRisk}, nil
+	case domain.StageNew:
+		return "orders_count = 1 AND " + recent, []any{atRisk}, nil
+	case domain.StageActive:
+		return fmt.Sprintf("orders_count >= 2 AND orders_count < %d AND ", domain.LoyalMinOrders) + recent, []any{atRisk}, nil
+	case domain.StageLoyal:
+		return fmt.Sprintf("orders_count >= %d AND ", domain.LoyalMinOrders) + recent, []any{atRisk}, nil
+	}
+	return "", nil, domain.Invalid("filter[lifecycle_stage]", "unknown lifecycle stage")
+}
+
+type scanner interface{ Scan(...any) error }
+
+func scan(s scanner) (*Customer, error) {
+	var c Customer
+	var spent, lastOrder, created, updated int64
+	var tags, platformTags string
+	if err := s.Scan(&c.ID, &c.ShopID, &c.ExternalID, &c.Email, &c.FirstName, &c.LastName, &c.Phone,
+		&c.AcceptsMarketing, &c.State, &c.Currency, &c.OrdersCount, &spent, &lastOrder, &tags, &platformTags,
+		&created, &updated, &c.Redacted, &c.Version); err != nil {
+		return nil, err
+	}
+	c.TotalSpent = domain.Amount(spent)
+	if lastOrder != 0 {
+		c.LastOrderAt = time.UnixMicro(lastOrder).UTC()
+	}
+	c.CreatedAt = time.UnixMicro(created).UTC()
+	c.UpdatedAt = time.UnixMicro(updated).UTC()
+	if err := json.Unmarshal([]byte(tags), &c.Tags); err != nil {
+		return nil, fmt.Errorf("customer %s tags: %w", c.ID, err)
+	}
+	if err := json.Unmarshal([]byte(platformTags), &c.PlatformTags); err != nil {
+		return nil, fmt.Errorf("customer %s platform tags: %w", c.ID, err)
+	}
+	return &c, nil
+}

@@ -1,0 +1,147 @@
+package readapi
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"github.com/cgp-platform/cgp/auth"
+	"github.com/cgp-platform/cgp/domain"
+	"github.com/cgp-platform/cgp/eventlog"
+	"github.com/cgp-platform/cgp/httpapi"
+	"github.com/cgp-platform/cgp/projections/customers"
+)
+
+// Waiter blocks until the read models reached a position (read-your-writes).
+type Waiter interface {
+	WaitFor(ctx context.Context, pos eventlog.Position, projectors ...string) error
+}
+
+// Customers serves the customer reads.
+type Customers struct {
+	q       *customers.Queries
+	auth    *auth.Authenticator
+	cursors *httpapi.CursorCodec
+	wait    Waiter
+	now     func() time.Time
+}
+
+// NewCustomers returns the customer read handlers.
+func NewCustomers(q *customers.Queries, a *auth.Authenticator, cursors *httpapi.CursorCodec, wait Waiter, now func() time.Time) *Customers {
+	return &Customers{q: q, auth: a, cursors: cursors, wait: wait, now: now}
+}
+
+// CustomerListSpec is the allow-list of the customer list's parameters.
+var CustomerListSpec = httpapi.ListSpec{
+	Resource: "customers",
+	Filters: map[string]httpapi.FilterKind{
+		"lifecycle_stage": httpapi.EnumFilter(domain.LifecycleStages()...),
+	},
+	Sorts:       []string{customers.SortCreatedAt, customers.SortLastOrderAt, customers.SortTotalSpent},
+	DefaultSort: "-" + customers.SortCreatedAt,
+}
+
+// Routes registers the customer reads.
+func (c *Customers) Routes(r *mux.Router) {
+	r.Handle("/api/v1/customers", httpapi.Stable(c.auth.Require("customers:read", http.HandlerFunc(c.handleCustomerList)))).Methods(http.MethodGet)
+	r.Handle("/api/v1/customers/{customer_id}", httpapi.Stable(c.auth.Require("customers:read", http.HandlerFunc(c.handleCustomerGet)))).Methods(http.MethodGet)
+}
+
+func (c *Customers) handleCustomerList(w http.ResponseWriter, r *http.Request) {
+	p, _ := auth.FromContext(r.Context())
+	params, err := httpapi.ParseList(r, CustomerListSpec, c.cursors)
+	if err != nil {
+		httpapi.WriteError(w, r, err)
+		return
+	}
+	if err := WaitForPosition(r, c.wait, customers.Name); err != nil {
+		httpapi.WriteError(w, r, err)
+		return
+	}
+	q := customers.ListQuery{
+		Shop: p.ShopID, Stage: params.Filters["lifecycle_stage"], Sort: params.Sort.Field,
+		Desc: params.Sort.Desc, Limit: params.Limit, Now: c.now(),
+	}
+	if params.Cursor != nil {
+		var k customers.Key
+		if err := params.Cursor.Decode(&k); err != nil {
+			httpapi.WriteError(w, r, httpapi.InvalidCursor())
+			return
+		}
+		q.After = &k
+	}
+	rows, next, err := c.q.List(r.Context(), q)
+	if err != nil {
+		httpapi.WriteError(w, r, err)
+		return
+	}
+	items := make([]httpapi.Resource, len(rows))
+	for i := range rows {
+		items[i] = CustomerResource(&rows[i], q.Now)
+	}
+	page := httpapi.Page{}
+	if next != nil {
+		if page.NextCursor, err = c.cursors.Encode(params.Fingerprint, next); err != nil {
+			httpapi.WriteError(w, r, err)
+			return
+		}
+	}
+	httpapi.WriteList(w, r, items, page)
+}
+
+func (c *Customers) handleCustomerGet(w http.ResponseWriter, r *http.Request) {
+	p, _ := auth.FromContext(r.Context())
+	if err := WaitForPosition(r, c.wait, customers.Name); err != nil {
+		httpapi.WriteError(w, r, err)
+		return
+	}
+	cust, err := c.q.Get(r.Context(), p.ShopID, mux.Vars(r)["customer_id"])
+	if err != nil {
+		httpapi.WriteError(w, r, err)
+		return
+	}
+	httpapi.WriteResource(w, r, http.StatusOK, CustomerResource(cust, c.now()))
+}
+
+// CustomerResource renders a customer in the single-resource shape.
+func CustomerResource(c *customers.Customer, now time.Time) httpapi.Resource {
+	var lastOrder *time.Time
+	if !c.LastOrderAt.IsZero() {
+		t := c.LastOrderAt
+		lastOrder = &t
+	}
+	return httpapi.Resource{
+		ID:   c.ID,
+		Type: "customer",
+		Attributes: map[string]any{
+			"email":             c.Email,
+			"first_name":        c.FirstName,
+			"last_name":         c.LastName,
+			"phone":             c.Phone,
+			"lifecycle_stage":   domain.LifecycleStage(c.OrdersCount, c.LastOrderAt, now),
+			"total_spent":       c.TotalSpent.Float(),
+			"currency":          c.Currency,
+			"orders_count":      c.OrdersCount,
+			"last_order_at":     lastOrder,
+			"tags":              nonNil(c.Tags),
+			"platform_tags":     nonNil(c.PlatformTags),
+			"accepts_marketing": c.AcceptsMarketing,
+			"state":             c.State,
+			"redacted":          c.Redacted,
+			"created_at":        c.CreatedAt,
+			"updated_at":        c.UpdatedAt,
+		},
+		Relationships: map[string]httpapi.Relationship{
+			"orders": {Links: httpapi.Links{Related: "/api/v1/customers/" + c.ID + "/orders"}},
+		},
+	}
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

@@ -1,0 +1,89 @@
+package writeapi
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"github.com/cgp-platform/cgp/auth"
+	"github.com/cgp-platform/cgp/commands"
+	"github.com/cgp-platform/cgp/domain"
+	"github.com/cgp-platform/cgp/httpapi"
+	"github.com/cgp-platform/cgp/projections/customers"
+	"github.com/cgp-platform/cgp/readapi"
+)
+
+// MaxBody is the largest admin API request body.
+const MaxBody = 256 << 10
+
+// Customers serves the customer writes.
+type Customers struct {
+	cmds *commands.Handler
+	auth *auth.Authenticator
+	q    *customers.Queries
+	wait readapi.Waiter
+	now  func() time.Time
+}
+
+// NewCustomers returns the customer write handlers.
+func NewCustomers(cmds *commands.Handler, a *auth.Authenticator, q *customers.Queries, wait readapi.Waiter, now func() time.Time) *Customers {
+	return &Customers{cmds: cmds, auth: a, q: q, wait: wait, now: now}
+}
+
+// Routes registers the customer writes.
+func (c *Customers) Routes(r *mux.Router) {
+	r.Handle("/api/v1/customers/{customer_id}", httpapi.Stable(c.auth.Require("customers:write", http.HandlerFunc(c.handleCustomerPatch)))).Methods(http.MethodPatch)
+}
+
+type customerPatch struct {
+	Tags *[]string `json:"tags"`
+}
+
+// handleCustomerPatch sets a customer's tags. It answers with the customer
+// as the read model shows it once the projection has caught up with the
+// command (bounded by readapi.MaxWait); if the projection is slower than
+// that, the row is answered with the command's tags applied.
+func (c *Customers) handleCustomerPatch(w http.ResponseWriter, r *http.Request) {
+	p, _ := auth.FromContext(r.Context())
+	var body customerPatch
+	if err := httpapi.DecodeData(w, r, MaxBody, &body); err != nil {
+		httpapi.WriteError(w, r, err)
+		return
+	}
+	if body.Tags == nil {
+		httpapi.WriteError(w, r, httpapi.ValidationFailed("tags", "tags is required"))
+		return
+	}
+	id := mux.Vars(r)["customer_id"]
+	res, err := c.cmds.SetCustomerTags(r.Context(), commands.SetCustomerTags{ShopID: p.ShopID, CustomerID: id, Tags: *body.Tags},
+		commands.Meta{RequestID: httpapi.RequestID(r.Context()), Actor: p.TokenID, Source: "api"})
+	if err != nil {
+		httpapi.WriteError(w, r, err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), readapi.MaxWait)
+	defer cancel()
+	waitErr := c.wait.WaitFor(ctx, res.Position, customers.Name)
+	if waitErr != nil && !errors.Is(waitErr, context.DeadlineExceeded) {
+		httpapi.WriteError(w, r, waitErr)
+		return
+	}
+	cust, err := c.q.Get(r.Context(), p.ShopID, id)
+	if err != nil {
+		if waitErr != nil {
+			// The change is durable, the read model far behind: say so.
+			err = httpapi.Unavailable(time.Second)
+		}
+		httpapi.WriteError(w, r, err)
+		return
+	}
+	if waitErr != nil {
+		cust.Tags, _ = domain.NormalizeTags(*body.Tags) // validated by the command already
+	}
+	w.Header().Set(readapi.HeaderPosition, strconv.FormatUint(res.Position, 10))
+	httpapi.WriteResource(w, r, http.StatusOK, readapi.CustomerResource(cust, c.now()))
+}
