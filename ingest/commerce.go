@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -110,10 +111,12 @@ func (c *Commerce) handleEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	meta := commands.Meta{RequestID: httpapi.RequestID(r.Context()), Actor: "webhook:" + deliveryID, Source: "webhook"}
 	eventID := eventlog.DeterministicID("commerce", shop.ID, deliveryID)
-	if _, err := c.dispatch(r.Context(), shop.ID, topic, eventID, body, r.Header.Get(HeaderTriggeredAt), meta); err != nil {
+	res, err := c.dispatch(r.Context(), shop.ID, topic, eventID, body, r.Header.Get(HeaderTriggeredAt), meta)
+	if err != nil {
 		httpapi.WriteError(w, r, err)
 		return
 	}
+	w.Header().Set(httpapi.HeaderEventPosition, strconv.FormatUint(res.Position, 10))
 	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "accepted"})
 }
 

@@ -15,8 +15,8 @@ import (
 // position its events reached; a GET that sends HeaderWaitFor waits (at most
 // MaxWait) until the read models it reads have reached that position.
 const (
-	HeaderPosition = "X-Event-Position"
-	HeaderWaitFor  = "X-Wait-For-Position"
+	HeaderPosition = httpapi.HeaderEventPosition
+	HeaderWaitFor  = httpapi.HeaderWaitForPosition
 	MaxWait        = 5 * time.Second
 )
 

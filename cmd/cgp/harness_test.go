@@ -1,0 +1,241 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cgp-platform/cgp/ingest"
+)
+
+// syncBuffer is a goroutine-safe buffer for the server's logs.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// testServer is the service started in-process exactly as `cgp serve` does,
+// on a free port.
+type testServer struct {
+	t      *testing.T
+	dir    string
+	base   string
+	cancel context.CancelFunc
+	done   chan error
+	logs   *syncBuffer
+	stdout *syncBuffer
+}
+
+func testConfig(dir string) Config {
+	return Config{
+		DataDir: dir, Addr: "127.0.0.1:0", LogLevel: "debug", EventLog: "sqlite", Vault: "sqlite",
+		ShutdownGrace: 5 * time.Second, MaxWebhookBody: 1 << 20,
+	}
+}
+
+func startServer(t *testing.T, dir string) *testServer {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &testServer{t: t, dir: dir, cancel: cancel, done: make(chan error, 1), logs: &syncBuffer{}, stdout: &syncBuffer{}}
+	ready := make(chan string, 1)
+	go func() { s.done <- serve(ctx, testConfig(dir), s.stdout, s.logs, func(addr string) { ready <- addr }) }()
+	select {
+	case addr := <-ready:
+		s.base = "http://" + addr
+	case err := <-s.done:
+		cancel()
+		t.Fatalf("server did not start: %v", err)
+	case <-time.After(30 * time.Second):
+		cancel()
+		t.Fatal("server did not start within 30 s")
+	}
+	t.Cleanup(s.stop)
+	return s
+}
+
+// stop shuts the server down gracefully and waits for it (idempotent).
+func (s *testServer) stop() {
+	if s.cancel == nil {
+		return
+	}
+	s.cancel()
+	s.cancel = nil
+	select {
+	case err := <-s.done:
+		if err != nil {
+			s.t.Errorf("server stopped with error: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		s.t.Error("server did not stop within 30 s")
+	}
+}
+
+// cli runs a cgp command in-process against the server's data directory
+// (its own connections to the files, as a separate process would have) and
+// decodes its JSON output.
+func cli(t *testing.T, dir string, args ...string) map[string]any {
+	t.Helper()
+	var out, errb bytes.Buffer
+	args = append(args, "--data-dir", dir)
+	if code := Run(context.Background(), args, &out, &errb); code != 0 {
+		t.Fatalf("cgp %s: exit %d: %s", strings.Join(args, " "), code, errb.String())
+	}
+	var v map[string]any
+	if err := json.Unmarshal(out.Bytes(), &v); err != nil {
+		t.Fatalf("cgp %s: output %q: %v", strings.Join(args, " "), out.String(), err)
+	}
+	return v
+}
+
+// tenant is a shop with a token, made through the CLI.
+type tenant struct {
+	accountID, shopID, domain, secret, token string
+	position                                 uint64
+}
+
+func newTenant(t *testing.T, dir, domain, plan, scopes string) tenant {
+	t.Helper()
+	acc := cli(t, dir, "accounts", "create", "--name", "Acme "+domain, "--plan", plan)
+	secret := "whsec_" + strings.Repeat("k", 20) + domain
+	shop := cli(t, dir, "shops", "create", "--account", acc["id"].(string), "--domain", domain, "--plan", plan, "--webhook-secret", secret)
+	tok := cli(t, dir, "tokens", "create", "--shop", shop["id"].(string), "--scopes", scopes)
+	return tenant{accountID: acc["id"].(string), shopID: shop["id"].(string), domain: domain, secret: secret,
+		token: tok["token"].(string), position: uint64(tok["position"].(float64))}
+}
+
+// response is a completed HTTP exchange.
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+	req    *http.Request
+	resp   *http.Response
+}
+
+func (r response) json(t *testing.T) map[string]any {
+	t.Helper()
+	var v map[string]any
+	if err := json.Unmarshal(r.body, &v); err != nil {
+		t.Fatalf("response %d %q: %v", r.status, r.body, err)
+	}
+	return v
+}
+
+func (r response) errorCode(t *testing.T) string {
+	t.Helper()
+	e, _ := r.json(t)["error"].(map[string]any)
+	if e == nil {
+		t.Fatalf("no error envelope in %d %s", r.status, r.body)
+	}
+	if rid, _ := e["request_id"].(string); !strings.HasPrefix(rid, "req_") || r.header.Get("X-Request-Id") != rid {
+		t.Fatalf("request id %q / header %q", rid, r.header.Get("X-Request-Id"))
+	}
+	return e["code"].(string)
+}
+
+func (r response) position(t *testing.T) string {
+	t.Helper()
+	p := r.header.Get("X-Event-Position")
+	if _, err := strconv.ParseUint(p, 10, 64); err != nil {
+		t.Fatalf("X-Event-Position %q: %v", p, err)
+	}
+	return p
+}
+
+func do(t *testing.T, method, url string, body []byte, headers map[string]string) response {
+	t.Helper()
+	req, err := http.NewRequest(method, url, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return response{status: resp.StatusCode, header: resp.Header, body: b, req: req, resp: resp}
+}
+
+func (s *testServer) get(t *testing.T, path, token string, extra ...string) response {
+	t.Helper()
+	h := map[string]string{}
+	if token != "" {
+		h["Authorization"] = "Bearer " + token
+	}
+	for i := 0; i+1 < len(extra); i += 2 {
+		h[extra[i]] = extra[i+1]
+	}
+	return do(t, http.MethodGet, s.base+path, nil, h)
+}
+
+// webhook posts a signed commerce delivery.
+func (s *testServer) webhook(t *testing.T, tn tenant, topic, deliveryID string, body []byte) response {
+	t.Helper()
+	return do(t, http.MethodPost, s.base+"/webhooks/events", body, webhookHeaders(tn, topic, deliveryID, body))
+}
+
+func webhookHeaders(tn tenant, topic, deliveryID string, body []byte) map[string]string {
+	return map[string]string{
+		"Content-Type":           "application/json",
+		ingest.HeaderHMAC:        ingest.SignCommerce([]byte(tn.secret), body),
+		ingest.HeaderWebhookID:   deliveryID,
+		ingest.HeaderTopic:       topic,
+		ingest.HeaderShopDomain:  tn.domain,
+		ingest.HeaderTriggeredAt: "2026-11-01T10:00:00Z",
+	}
+}
+
+// customerPayload is a commerce-platform customer in the public Shopify
+// webhook shape.
+func customerPayload(id int64, email string, orders int, spent string, updated string) []byte {
+	return []byte(fmt.Sprintf(`{"id":%d,"email":%q,"accepts_marketing":false,"created_at":"2026-01-0%dT10:00:00-05:00",
+"updated_at":%q,"first_name":"First%d","last_name":"Last%d","orders_count":%d,"state":"enabled","total_spent":%q,
+"last_order_id":null,"note":"prefers e-mail","verified_email":true,"multipass_identifier":null,"tax_exempt":false,
+"tags":"imported, newsletter","last_order_name":null,"currency":"USD","phone":"+1555%07d",
+"addresses":[{"id":1,"customer_id":%d,"first_name":"First","last_name":"Last","company":null,"address1":"1 Main St",
+"address2":null,"city":"Ottawa","province":"Ontario","country":"Canada","zip":"K1A 0A1","phone":null,"default":true}],
+"email_marketing_consent":{"state":"subscribed","opt_in_level":"single_opt_in","consent_updated_at":null},
+"default_address":{"id":1,"customer_id":%d,"address1":"1 Main St","city":"Ottawa","province":"Ontario","country":"Canada","zip":"K1A 0A1","default":true}}`,
+		id, email, id%9+1, updated, id, id, orders, spent, id, id, id))
+}
+
+// eventually polls cond until it holds or the deadline passes.
+func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %v", what, within)
+		}
+		<-tick.C
+	}
+}
