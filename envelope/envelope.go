@@ -165,10 +165,56 @@ func (c *Codec) sealFields(ctx context.Context, id uuid.UUID, shop, subject stri
 		if err != nil {
 			return nil, err
 		}
-		sealed, _ := json.Marshal(fieldPrefix + subject + ":" + base64.RawURLEncoding.EncodeToString(ct))
-		doc[f] = sealed
+		sealed := make([]byte, 0, 2+len(fieldPrefix)+len(subject)+1+base64.RawURLEncoding.EncodedLen(len(ct)))
+		sealed = append(sealed, '"')
+		sealed = append(sealed, fieldPrefix...)
+		sealed = append(sealed, subject...) // an id: [A-Za-z0-9_] only
+		sealed = append(sealed, ':')
+		sealed = base64.RawURLEncoding.AppendEncode(sealed, ct)
+		doc[f] = append(sealed, '"')
 	}
-	return json.Marshal(doc)
+	return writeObject(doc), nil
+}
+
+// writeObject serialises a document whose values are already valid JSON
+// (they come from json.Unmarshal or from the seal above), without the
+// sorting, validation and compaction json.Marshal would spend on it.
+func writeObject(doc map[string]json.RawMessage) []byte {
+	n := 2
+	for k, v := range doc {
+		n += len(k) + len(v) + 4
+	}
+	out := make([]byte, 0, n)
+	out = append(out, '{')
+	first := true
+	for k, v := range doc {
+		if !first {
+			out = append(out, ',')
+		}
+		first = false
+		if plainKey(k) {
+			out = append(out, '"')
+			out = append(out, k...)
+			out = append(out, '"')
+		} else {
+			q, _ := json.Marshal(k) // a string always marshals
+			out = append(out, q...)
+		}
+		out = append(out, ':')
+		out = append(out, v...)
+	}
+	return append(out, '}')
+}
+
+// plainKey reports whether k needs no JSON escaping.
+func plainKey(k string) bool {
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if c < 0x20 || c == '"' || c == '\\' || c >= 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 func (c *Codec) openFields(ctx context.Context, id uuid.UUID, shop string, raw []byte) ([]byte, []string, error) {
@@ -219,8 +265,7 @@ func (c *Codec) openFields(ctx context.Context, id uuid.UUID, shop string, raw [
 		}
 		doc[f] = plain
 	}
-	out, err := json.Marshal(doc)
-	return out, redacted, err
+	return writeObject(doc), redacted, nil
 }
 
 // seal returns nonce|ciphertext of plain under key, authenticated with ad.
