@@ -152,7 +152,7 @@ func (c *Commerce) record(ctx context.Context, shopID, topic string, eventID uui
 // VerifyCommerce reports whether sig is the base64 HMAC-SHA256 of body
 // keyed with secret, compared in constant time.
 func VerifyCommerce(secret, body []byte, sig string) bool {
-	got, err := base64.StdEncoding.DecodeString(sig)
+	got, err := base64.StdEncoding.Strict().DecodeString(sig)
 	if err != nil || len(got) != sha256.Size {
 		return false
 	}
