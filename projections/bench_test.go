@@ -1,0 +1,47 @@
+package projections_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/cgp-platform/cgp/eventlog"
+	"github.com/cgp-platform/cgp/projections"
+)
+
+// BenchmarkProjection measures events projected per second through the
+// whole runtime (subscription, router, middleware, one read-model
+// transaction per event with its checkpoint) with a projector that writes
+// nothing of its own. The log is filled before the timer starts.
+func BenchmarkProjection(b *testing.B) {
+	e := newEnv(b)
+	const batch = 500
+	var last eventlog.Position
+	for i := 0; i < b.N; i += batch {
+		n := min(batch, b.N-i)
+		events := make([]eventlog.EventData, n)
+		for j := range events {
+			events[j] = eventlog.EventData{ID: uuid.New(), Type: "Ticked", SchemaVersion: 1, ShopID: "shop_1",
+				OccurredAt: time.Now().UTC(), Data: []byte(`{"n":1}`)}
+		}
+		res, err := e.log.Append(context.Background(), fmt.Sprintf("tick-%d", i), eventlog.NoStream(), events...)
+		if err != nil {
+			b.Fatal(err)
+		}
+		last = res.Position
+	}
+	h := newRuntime(b, e, e.store, projections.Projector{
+		Name:   "trivial",
+		Handle: func(context.Context, *sql.Tx, eventlog.Event) error { return nil },
+	})
+	b.ReportAllocs()
+	b.ResetTimer()
+	h.start(b)
+	h.waitFor(b, last)
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
+}

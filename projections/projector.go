@@ -1,0 +1,58 @@
+package projections
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/cgp-platform/cgp/eventlog"
+	"github.com/cgp-platform/cgp/readmodel"
+)
+
+// Projector folds events into read-model tables it owns.
+type Projector struct {
+	// Name identifies the projector for good: its checkpoint, migration
+	// history and parked events are kept under it, and metrics carry it.
+	// Lowercase letters, digits, '.', '_' and '-', starting with a letter.
+	// Renaming a projector rebuilds it from the start of the log.
+	Name string
+	// Migrations create and evolve the projector's tables; Run applies the
+	// pending ones before the projector starts.
+	Migrations []readmodel.Migration
+	// Handle applies one event inside the transaction that also moves the
+	// checkpoint. It sees every event of the log, in order, and ignores
+	// the types it does not fold. It must use tx for every read and write,
+	// and must not keep e.Data beyond the call. A returned error (or a
+	// panic) is retried, then the event is parked.
+	Handle func(ctx context.Context, tx *sql.Tx, e eventlog.Event) error
+}
+
+// Validate checks the name, the handler and the migration versions.
+func (p Projector) Validate() error {
+	var errs []error
+	if !validName(p.Name) {
+		errs = append(errs, fmt.Errorf("projector name %q: use lowercase letters, digits, '.', '_' and '-', starting with a letter", p.Name))
+	}
+	if p.Handle == nil {
+		errs = append(errs, fmt.Errorf("projector %q: Handle is required", p.Name))
+	}
+	if err := readmodel.ValidateMigrations(p.Migrations); err != nil {
+		errs = append(errs, fmt.Errorf("projector %q: %w", p.Name, err))
+	}
+	return errors.Join(errs...)
+}
+
+func validName(s string) bool {
+	if s == "" || len(s) > 100 || s[0] < 'a' || s[0] > 'z' {
+		return false
+	}
+	for _, c := range []byte(s) {
+		switch {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '.', c == '_', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}

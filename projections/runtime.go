@@ -1,0 +1,505 @@
+package projections
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/ThreeDotsLabs/watermill/message/router/middleware"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+
+	"github.com/cgp-platform/cgp/eventbus"
+	"github.com/cgp-platform/cgp/eventlog"
+	"github.com/cgp-platform/cgp/readmodel"
+)
+
+// ErrClosed is returned by Run and WaitFor once the runtime is closed.
+var ErrClosed = errors.New("projection runtime closed")
+
+// ErrUnknownProjector is matched by WaitFor given a name never registered.
+var ErrUnknownProjector = errors.New("unknown projector")
+
+// Config configures a Runtime.
+type Config struct {
+	// Log is the event log followed. Required; not closed by the runtime.
+	Log eventlog.Log
+	// Store keeps read models and checkpoints. Required; not closed by
+	// the runtime.
+	Store readmodel.Store
+	// Logger receives failures, retries and parked events: positions,
+	// event ids and types, never payloads. The zero value discards.
+	Logger zerolog.Logger
+	// Registry receives the projection metrics. Nil keeps them in a
+	// private registry (not exported).
+	Registry *prometheus.Registry
+	// MaxRetries is how many times a failing event is retried before it
+	// is parked. Default 5.
+	MaxRetries int
+	// RetryInitialInterval is the first pause between retries; it doubles
+	// up to RetryMaxInterval. Defaults 100 ms and 5 s.
+	RetryInitialInterval time.Duration
+	RetryMaxInterval     time.Duration
+	// HandleTimeout bounds one call of Handle: its ctx ends then and the
+	// attempt fails (it is retried, then parked). Projectors may share the
+	// store's single writer, so a handler that hangs would hold back all
+	// of them. Default 30 s.
+	HandleTimeout time.Duration
+	// RedeliveryBackoff is the pause before an event is delivered again
+	// when even parking it failed (the store is down). Default 1 s.
+	RedeliveryBackoff time.Duration
+	// CloseTimeout bounds how long Close waits for events being handled.
+	// Default 30 s.
+	CloseTimeout time.Duration
+	// Now is the clock of the delay metric. Default time.Now.
+	Now func() time.Time
+}
+
+func (c *Config) setDefaults() {
+	if c.Registry == nil {
+		c.Registry = prometheus.NewRegistry()
+	}
+	if c.MaxRetries == 0 {
+		c.MaxRetries = 5
+	}
+	if c.RetryInitialInterval == 0 {
+		c.RetryInitialInterval = 100 * time.Millisecond
+	}
+	if c.RetryMaxInterval == 0 {
+		c.RetryMaxInterval = 5 * time.Second
+	}
+	if c.HandleTimeout == 0 {
+		c.HandleTimeout = 30 * time.Second
+	}
+	if c.RedeliveryBackoff == 0 {
+		c.RedeliveryBackoff = time.Second
+	}
+	if c.CloseTimeout == 0 {
+		c.CloseTimeout = 30 * time.Second
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+}
+
+// Validate reports every problem of the configuration at once.
+func (c Config) Validate() error {
+	var errs []error
+	if c.Log == nil {
+		errs = append(errs, errors.New("projections: Log is required"))
+	}
+	if c.Store == nil {
+		errs = append(errs, errors.New("projections: Store is required"))
+	}
+	if c.MaxRetries < 0 {
+		errs = append(errs, errors.New("projections: MaxRetries must not be negative"))
+	}
+	for name, d := range map[string]time.Duration{
+		"RetryInitialInterval": c.RetryInitialInterval, "RetryMaxInterval": c.RetryMaxInterval,
+		"HandleTimeout": c.HandleTimeout, "RedeliveryBackoff": c.RedeliveryBackoff, "CloseTimeout": c.CloseTimeout,
+	} {
+		if d < 0 {
+			errs = append(errs, fmt.Errorf("projections: %s must not be negative", name))
+		}
+	}
+	if c.RetryMaxInterval > 0 && c.RetryMaxInterval < c.RetryInitialInterval {
+		errs = append(errs, errors.New("projections: RetryMaxInterval must not be below RetryInitialInterval"))
+	}
+	return errors.Join(errs...)
+}
+
+// Runtime runs projectors: one watermill handler per projector, each with
+// its own subscription to the whole log starting after that projector's
+// checkpoint, so that a slow or failing projector holds back no other.
+//
+// An event's handling runs inside Store.Apply with the event's position, so
+// rows and checkpoint move together and redelivery is harmless. A panic
+// becomes an error; an error is retried with exponential backoff
+// MaxRetries times; then, if Handle failed or panicked, the event is parked
+// (Store.Park records it and moves the checkpoint past it) and the
+// projector goes on. If the store failed instead, the event is delivered
+// again after RedeliveryBackoff until the store recovers: that projector
+// waits, since the event itself is fine.
+//
+// Register every projector, then Run. Run, Close, WaitFor and Checkpoints
+// are safe for concurrent use.
+type Runtime struct {
+	cfg     Config
+	metrics *metrics
+	log     zerolog.Logger
+
+	mu         sync.Mutex
+	projectors map[string]*projector
+	order      []string // registration order
+	started    bool
+	closed     bool
+	router     *message.Router
+	changed    chan struct{} // closed and replaced when a checkpoint moves
+	done       chan struct{} // closed by Close
+	running    chan struct{} // closed once every projector follows the log
+	runDone    chan struct{} // closed when Run returns
+}
+
+type projector struct {
+	Projector
+	checkpoint eventlog.Position
+	known      bool // checkpoint read from the store
+}
+
+// New returns a runtime with no projectors and registers its metrics.
+func New(cfg Config) (*Runtime, error) {
+	cfg.setDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("new projection runtime: %w", err)
+	}
+	r := &Runtime{
+		cfg:        cfg,
+		log:        cfg.Logger.With().Str("component", "projections").Logger(),
+		projectors: make(map[string]*projector),
+		changed:    make(chan struct{}),
+		done:       make(chan struct{}),
+		running:    make(chan struct{}),
+		runDone:    make(chan struct{}),
+	}
+	r.metrics = newMetrics(r)
+	if err := r.metrics.register(cfg.Registry); err != nil {
+		return nil, fmt.Errorf("new projection runtime: %w", err)
+	}
+	return r, nil
+}
+
+// Register adds a projector. It fails when the projector is invalid, its
+// name is taken, or Run has started.
+func (r *Runtime) Register(p Projector) error {
+	if err := p.Validate(); err != nil {
+		return fmt.Errorf("register: %w", err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.started || r.closed {
+		return fmt.Errorf("register %s: the runtime has already started", p.Name)
+	}
+	if _, dup := r.projectors[p.Name]; dup {
+		return fmt.Errorf("register %s: name already registered", p.Name)
+	}
+	r.projectors[p.Name] = &projector{Projector: p}
+	r.order = append(r.order, p.Name)
+	return nil
+}
+
+// Running is closed once every projector follows the log (after its
+// migrations ran and its subscription started).
+func (r *Runtime) Running() <-chan struct{} { return r.running }
+
+// Run migrates every projector's tables, then projects until ctx ends or
+// Close is called, and returns nil then. It returns an error when a
+// migration fails or a subscription cannot start; it may be called once.
+// When Run returns, every goroutine it started has exited.
+func (r *Runtime) Run(ctx context.Context) error {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return ErrClosed
+	}
+	if r.started {
+		r.mu.Unlock()
+		return errors.New("projection runtime: Run called twice")
+	}
+	r.started = true
+	projs := make([]*projector, 0, len(r.order))
+	for _, name := range r.order {
+		projs = append(projs, r.projectors[name])
+	}
+	r.mu.Unlock()
+	defer close(r.runDone)
+
+	for _, p := range projs {
+		if err := r.cfg.Store.Migrate(ctx, p.Name, p.Migrations); err != nil {
+			return fmt.Errorf("run projections: %w", err)
+		}
+		// Read every checkpoint before the router starts: a failure
+		// inside the router's start would leave it waiting CloseTimeout.
+		cp, err := r.cfg.Store.Checkpoint(ctx, p.Name)
+		if err != nil {
+			return fmt.Errorf("run projections: %w", err)
+		}
+		r.mu.Lock()
+		p.known = true
+		r.advanceLocked(p, cp)
+		r.mu.Unlock()
+	}
+
+	if len(projs) == 0 {
+		close(r.running)
+		select {
+		case <-ctx.Done():
+		case <-r.done:
+		}
+		return nil
+	}
+
+	router, err := message.NewRouter(message.RouterConfig{CloseTimeout: r.cfg.CloseTimeout}, eventbus.NewLogger(r.log))
+	if err != nil {
+		return fmt.Errorf("run projections: %w", err)
+	}
+	subs := make([]*eventbus.Subscriber, 0, len(projs))
+	defer func() {
+		// The router stops its handlers; closing the subscribers too
+		// waits for their goroutines.
+		for _, s := range subs {
+			_ = s.Close()
+		}
+	}()
+	for _, p := range projs {
+		sub, err := eventbus.NewSubscriber(eventbus.SubscriberConfig{
+			Log:         r.cfg.Log,
+			Consumer:    p.Name,
+			StartAfter:  r.startAfter,
+			NackBackoff: r.cfg.RedeliveryBackoff,
+			Raw:         true,
+			Logger:      r.log.With().Str("projector", p.Name).Logger(),
+		})
+		if err != nil {
+			return fmt.Errorf("run projections: %w", err)
+		}
+		subs = append(subs, sub)
+		h := router.AddConsumerHandler(p.Name, eventbus.TopicAll, sub, r.handler(p))
+		h.AddMiddleware(
+			r.park(p),
+			middleware.Retry{
+				MaxRetries:      r.cfg.MaxRetries,
+				InitialInterval: r.cfg.RetryInitialInterval,
+				MaxInterval:     r.cfg.RetryMaxInterval,
+				Multiplier:      2,
+				Logger:          eventbus.NewLogger(r.log.With().Str("projector", p.Name).Logger()),
+			}.Middleware,
+			middleware.Recoverer,
+		)
+	}
+
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil
+	}
+	r.router = router
+	r.mu.Unlock()
+
+	// Reports readiness; exits when the router runs or Run returns.
+	exited := make(chan struct{})
+	defer close(exited)
+	go func() {
+		select {
+		case <-router.Running():
+			close(r.running)
+		case <-exited:
+		}
+	}()
+	if err := router.Run(ctx); err != nil {
+		_ = router.Close()
+		return fmt.Errorf("run projections: %w", err)
+	}
+	return nil
+}
+
+// Close stops the runtime: it stops every projector, waiting up to
+// CloseTimeout for events being handled, and waits for Run to return.
+// Events not yet applied are delivered again on the next Run.
+func (r *Runtime) Close() error {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil
+	}
+	r.closed = true
+	close(r.done)
+	router, started := r.router, r.started
+	r.mu.Unlock()
+
+	var err error
+	if router != nil {
+		if err = router.Close(); err != nil {
+			err = fmt.Errorf("close projection runtime: %w", err)
+		}
+	}
+	if started {
+		<-r.runDone
+	}
+	return err
+}
+
+// startAfter is the subscriptions' start position: the checkpoint Run
+// read from the store (the runtime's own writes only move it forward).
+func (r *Runtime) startAfter(_ context.Context, name string) (eventlog.Position, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p, ok := r.projectors[name]
+	if !ok || !p.known {
+		return 0, fmt.Errorf("start of %s: checkpoint not loaded", name)
+	}
+	return p.checkpoint, nil
+}
+
+// handler applies one event inside the store transaction that moves the
+// checkpoint, within HandleTimeout.
+func (r *Runtime) handler(p *projector) message.NoPublishHandlerFunc {
+	return func(msg *message.Message) error {
+		e, err := eventbus.EventFromMessage(msg)
+		if err != nil {
+			return fmt.Errorf("projector %s: %w", p.Name, err)
+		}
+		ctx := msg.Context()
+		applied, err := r.cfg.Store.Apply(ctx, p.Name, e.Position, func(tx *sql.Tx) error {
+			// The timeout starts once the store's writer is ours, so
+			// waiting behind another projector never counts.
+			hctx, cancel := context.WithTimeout(ctx, r.cfg.HandleTimeout)
+			defer cancel()
+			if err := p.Handle(hctx, tx, e); err != nil {
+				return &handlerError{err: err}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if applied {
+			r.metrics.projected.WithLabelValues(p.Name).Inc()
+			if !e.RecordedAt.IsZero() {
+				r.metrics.delay.WithLabelValues(p.Name).Observe(r.cfg.Now().Sub(e.RecordedAt).Seconds())
+			}
+		}
+		r.advance(p, e.Position)
+		return nil
+	}
+}
+
+// handlerError marks a failure of the projector's own Handle, as opposed to
+// a failure of the store: only the former (and panics) park an event.
+type handlerError struct{ err error }
+
+func (e *handlerError) Error() string { return e.err.Error() }
+func (e *handlerError) Unwrap() error { return e.err }
+
+// parkable reports whether err is the event's fault (the handler failed or
+// panicked) rather than the store's.
+func parkable(err error) bool {
+	var he *handlerError
+	var pe middleware.RecoveredPanicError
+	return errors.As(err, &he) || errors.As(err, &pe)
+}
+
+// park is the outermost middleware: when the retries are spent on a
+// handler failure or panic it parks the event and acknowledges it. Other
+// failures (the store is unavailable) and failures during shutdown (the
+// delivery's context ended) are passed on, so the event is delivered again
+// after RedeliveryBackoff: parking it would skip an event that is fine.
+func (r *Runtime) park(p *projector) message.HandlerMiddleware {
+	return func(h message.HandlerFunc) message.HandlerFunc {
+		return func(msg *message.Message) ([]*message.Message, error) {
+			ctx := msg.Context() // the delivery's: it ends on shutdown only
+			out, err := h(msg)
+			if err == nil {
+				return out, nil
+			}
+			if ctx.Err() != nil || !parkable(err) {
+				return nil, err
+			}
+			e, derr := eventbus.EventFromMessage(msg)
+			if derr != nil {
+				return nil, errors.Join(err, derr)
+			}
+			if perr := r.cfg.Store.Park(ctx, p.Name, e, err); perr != nil {
+				return nil, errors.Join(err, perr)
+			}
+			r.metrics.parked.WithLabelValues(p.Name).Inc()
+			r.log.Error().Err(err).
+				Str("projector", p.Name).
+				Uint64("position", e.Position).
+				Str("event_id", e.ID.String()).
+				Str("event_type", e.Type).
+				Str("stream", e.StreamID).
+				Msg("event parked after retries")
+			r.advance(p, e.Position)
+			return nil, nil
+		}
+	}
+}
+
+// advance moves a projector's known checkpoint forward and wakes WaitFor.
+func (r *Runtime) advance(p *projector, pos eventlog.Position) {
+	r.mu.Lock()
+	r.advanceLocked(p, pos)
+	r.mu.Unlock()
+}
+
+func (r *Runtime) advanceLocked(p *projector, pos eventlog.Position) {
+	if pos <= p.checkpoint {
+		return
+	}
+	p.checkpoint = pos
+	close(r.changed)
+	r.changed = make(chan struct{})
+}
+
+// Checkpoints returns the checkpoint of every projector whose subscription
+// has started.
+func (r *Runtime) Checkpoints() map[string]eventlog.Position {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make(map[string]eventlog.Position, len(r.projectors))
+	for name, p := range r.projectors {
+		if p.known {
+			out[name] = p.checkpoint
+		}
+	}
+	return out
+}
+
+// WaitFor blocks until every named projector (every registered one when
+// none is named) has applied or parked the event at pos, that is until its
+// checkpoint is at or past pos. It returns ctx's error wrapped when ctx
+// ends first, ErrClosed when the runtime closes, and ErrUnknownProjector
+// for a name never registered. It is woken by checkpoint moves, not by
+// polling.
+func (r *Runtime) WaitFor(ctx context.Context, pos eventlog.Position, projectors ...string) error {
+	for {
+		r.mu.Lock()
+		reached := true
+		check := func(name string) error {
+			p, ok := r.projectors[name]
+			if !ok {
+				return fmt.Errorf("wait for %q: %w", name, ErrUnknownProjector)
+			}
+			if p.checkpoint < pos {
+				reached = false
+			}
+			return nil
+		}
+		names := projectors
+		if len(names) == 0 {
+			names = r.order
+		}
+		for _, name := range names {
+			if err := check(name); err != nil {
+				r.mu.Unlock()
+				return err
+			}
+		}
+		changed := r.changed
+		r.mu.Unlock()
+		if reached {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return fmt.Errorf("wait for position %d: %w", pos, ctx.Err())
+		case <-r.done:
+			return fmt.Errorf("wait for position %d: %w", pos, ErrClosed)
+		}
+	}
+}
