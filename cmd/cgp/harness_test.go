@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cgp-platform/cgp/commands"
+	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/ingest"
 )
 
@@ -238,4 +240,14 @@ func eventually(t *testing.T, within time.Duration, what string, cond func() boo
 		}
 		<-tick.C
 	}
+}
+
+func testMeta() commands.Meta { return commands.Meta{Actor: "test", Source: "cli"} }
+
+func recordCustomer(shop, external string) commands.RecordCustomer {
+	return commands.RecordCustomer{ShopID: shop, Profile: domain.CustomerProfile{ExternalID: external}}
+}
+
+func setTags(shop, external string, tags []string) commands.SetCustomerTags {
+	return commands.SetCustomerTags{ShopID: shop, CustomerID: domain.CustomerIDFromExternal(shop, external), Tags: tags}
 }
