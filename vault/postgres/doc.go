@@ -7,9 +7,25 @@
 // starting together do not race): vault_meta (the master-key check value),
 // shops (one row per shop seen; shredded_at set by ShredShop) and data_keys
 // (one row per subject: the wrapped key, or NULL and shredded_at once
-// shredded). Creation is INSERT … ON CONFLICT DO NOTHING then SELECT, under
-// a shared lock on the shop's row that ShredShop must take exclusively, so a
-// key is never created beside a tombstone.
+// shredded).
+//
+// Creating keys is group-committed: DataKey reads first, on the pool; when
+// the subject has no key and create is set, it queues its new wrapped key
+// for a goroutine with a one-connection pool of its own, which takes
+// everything queued (up to 512 requests) into one transaction of four
+// statements sent in one pipeline: record the shops, lock their rows shared
+// (ShredShop takes its shop's row exclusively, so it waits for the batch
+// and then deletes its keys), INSERT … SELECT FROM unnest(…) ON CONFLICT DO
+// NOTHING for subjects of shops not shredded, and one SELECT reading back
+// what is stored: ours, a concurrent creator's, or a tombstone. A key is
+// never created beside a tombstone, rows are taken in (shop, subject)
+// order so that concurrent batches cannot deadlock, and no caller is
+// answered before the commit. A caller whose ctx ends while it waits
+// returns ctx.Err() at once (its key may or may not be created; a later
+// DataKey returns it if it was). Close answers every queued create before
+// it closes the pools. A DataKey call that begins after Shred or ShredShop
+// returned gets ErrShredded; one that overlaps it may return the key the
+// shred deleted, never a key created after it.
 //
 // Unlike the SQLite adapter, PostgreSQL cannot promise that a shredded
 // wrapped key's bytes leave the disk at once: MVCC keeps the old row version

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -23,7 +24,8 @@ var schemaName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 // Config configures a PostgreSQL vault.
 type Config struct {
 	// DSN is the pgx connection string (URL or key=value), including pool
-	// settings such as pool_max_conns.
+	// settings such as pool_max_conns. The create batcher opens one
+	// connection more, of its own.
 	DSN string
 	// MasterKey wraps every data key: vault.MasterKeySize bytes. The first
 	// Open of a new schema records a check value; a later Open with another
@@ -63,19 +65,39 @@ func (c *Config) setDefaults() {
 
 // Vault is the PostgreSQL vault.Vault. It is safe for concurrent use, and
 // any number of processes may share one schema.
+//
+// Creating DataKey calls are group-committed: a goroutine started by Open
+// takes every create queued meanwhile (up to 512) into one
+// transaction of four statements. Close answers the queued creates, then
+// stops that goroutine.
 type Vault struct {
 	pool   *pgxpool.Pool
 	master []byte
 	now    func() time.Time
 	schema string
 	q      queries
+
+	// writer is the create batcher's own pool of one connection.
+	writer *pgxpool.Pool
+	// mu guards pending and closed.
+	mu      sync.Mutex
+	pending []*createReq
+	closed  bool
+	// wake tells the batcher that pending grew or that closed was set.
+	wake chan struct{}
+	// batcherDone is closed when the batcher goroutine returns.
+	batcherDone chan struct{}
+	stats       counters
+	closeOnce   sync.Once
 }
 
 var _ vault.Vault = (*Vault)(nil)
 
 // queries holds the SQL text with the schema's quoted name filled in.
 type queries struct {
-	lookup, insertShop, lockShop, insertKey, selectKey, shred, shredShop, deleteShopKeys string
+	lookup, shred, shredShop, deleteShopKeys string
+	// The create batch's statements; see createTx.
+	insertShops, lockShops, insertKeys, selectKeys string
 }
 
 func newQueries(schema string) queries {
@@ -87,12 +109,27 @@ func newQueries(schema string) queries {
 			FROM (VALUES (1)) AS one (x)
 			LEFT JOIN $schema.shops s ON s.shop = $1
 			LEFT JOIN $schema.data_keys k ON k.shop = $1 AND k.subject = $2`),
-		insertShop: r.Replace(`INSERT INTO $schema.shops (shop) VALUES ($1) ON CONFLICT DO NOTHING`),
-		lockShop:   r.Replace(`SELECT shredded_at IS NOT NULL FROM $schema.shops WHERE shop = $1 FOR SHARE`),
-		insertKey: r.Replace(`
+		insertShops: r.Replace(`
+			INSERT INTO $schema.shops (shop)
+			SELECT s FROM unnest($1::text[]) AS s ORDER BY s COLLATE "C"
+			ON CONFLICT DO NOTHING`),
+		lockShops: r.Replace(`
+			SELECT shop, shredded_at IS NOT NULL FROM $schema.shops
+			WHERE shop = ANY ($1::text[]) ORDER BY shop COLLATE "C" FOR SHARE`),
+		// The shops are held shared by lockShops, so their state cannot
+		// change before the commit.
+		insertKeys: r.Replace(`
 			INSERT INTO $schema.data_keys (shop, subject, wrapped, created_at)
-			VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`),
-		selectKey: r.Replace(`SELECT wrapped FROM $schema.data_keys WHERE shop = $1 AND subject = $2`),
+			SELECT r.shop, r.subject, r.wrapped, $4
+			FROM unnest($1::text[], $2::text[], $3::bytea[]) AS r (shop, subject, wrapped)
+			WHERE NOT EXISTS (
+				SELECT 1 FROM $schema.shops s WHERE s.shop = r.shop AND s.shredded_at IS NOT NULL)
+			ORDER BY r.shop COLLATE "C", r.subject COLLATE "C"
+			ON CONFLICT DO NOTHING`),
+		selectKeys: r.Replace(`
+			SELECT k.shop, k.subject, k.wrapped
+			FROM unnest($1::text[], $2::text[]) AS r (shop, subject)
+			JOIN $schema.data_keys k ON k.shop = r.shop AND k.subject = r.subject`),
 		shred: r.Replace(`
 			INSERT INTO $schema.data_keys (shop, subject, wrapped, created_at, shredded_at)
 			VALUES ($1, $2, NULL, $3, $3)
@@ -139,21 +176,35 @@ func Open(ctx context.Context, cfg Config) (*Vault, error) {
 		// The parse error may quote the DSN, password included: drop it.
 		return nil, errors.New("open postgres vault: cannot parse dsn")
 	}
+	// The create batcher has a pool of its own, one connection, so that its
+	// transactions never queue behind readers for a connection.
+	wcfg := pcfg.Copy()
+	wcfg.MaxConns, wcfg.MinConns, wcfg.MinIdleConns = 1, 0, 0
 	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
 		return nil, fmt.Errorf("open postgres vault: %w", err)
 	}
+	writer, err := pgxpool.NewWithConfig(ctx, wcfg)
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("open postgres vault: %w", err)
+	}
 	v := &Vault{
-		pool:   pool,
-		master: append([]byte(nil), cfg.MasterKey...),
-		now:    cfg.Now,
-		schema: cfg.Schema,
-		q:      newQueries(cfg.Schema),
+		pool:        pool,
+		writer:      writer,
+		master:      append([]byte(nil), cfg.MasterKey...),
+		now:         cfg.Now,
+		schema:      cfg.Schema,
+		q:           newQueries(cfg.Schema),
+		wake:        make(chan struct{}, 1),
+		batcherDone: make(chan struct{}),
 	}
 	if err := v.init(ctx); err != nil {
 		pool.Close()
+		writer.Close()
 		return nil, fmt.Errorf("open postgres vault (schema %s): %w", cfg.Schema, err)
 	}
+	go v.runCreates() // exits once Close has set closed and the queue is empty
 	return v, nil
 }
 
@@ -209,35 +260,17 @@ func (v *Vault) DataKey(ctx context.Context, shop, subject string, create bool) 
 	if err != nil {
 		return nil, fmt.Errorf("data key: %w", err)
 	}
-	var stored []byte
-	err = pgx.BeginFunc(ctx, v.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, v.q.insertShop, shop); err != nil {
-			return fmt.Errorf("record shop: %w", err)
-		}
-		// The shared lock keeps ShredShop out until this key is committed;
-		// ShredShop then deletes it with the rest.
-		if err := tx.QueryRow(ctx, v.q.lockShop, shop).Scan(&shopShredded); err != nil {
-			return fmt.Errorf("lock shop: %w", err)
-		}
-		if shopShredded {
-			return nil
-		}
-		if _, err := tx.Exec(ctx, v.q.insertKey, shop, subject, fresh, v.now()); err != nil {
-			return fmt.Errorf("insert key: %w", err)
-		}
-		// Ours, a concurrent creator's, or a tombstone (NULL).
-		if err := tx.QueryRow(ctx, v.q.selectKey, shop, subject).Scan(&stored); err != nil {
-			return fmt.Errorf("read key: %w", err)
-		}
-		return nil
-	})
+	// The batcher writes it, or finds a key or tombstone that came first.
+	res, err := v.create(ctx, shop, subject, fresh)
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("create data key: %w", err)
-	case shopShredded || stored == nil:
+	case res.shredded:
 		return nil, vault.ErrShredded
+	case res.inserted:
+		return key, nil
 	}
-	return v.unwrap(shop, subject, stored)
+	return v.unwrap(shop, subject, res.wrapped)
 }
 
 // Shred implements vault.Vault: the subject's row keeps no key and records
@@ -282,9 +315,20 @@ func (v *Vault) ShredShop(ctx context.Context, shop string) error {
 	return nil
 }
 
-// Close closes the connection pool, waiting for connections in use.
+// Close answers every queued create (committing them), stops the create
+// batcher and closes the connection pool, waiting for connections in use;
+// creates asked for afterwards fail with ErrClosed. Calling it again is a
+// no-op.
 func (v *Vault) Close() error {
-	v.pool.Close()
+	v.closeOnce.Do(func() {
+		v.mu.Lock()
+		v.closed = true
+		v.mu.Unlock()
+		v.signal()
+		<-v.batcherDone
+		v.writer.Close()
+		v.pool.Close()
+	})
 	return nil
 }
 

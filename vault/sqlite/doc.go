@@ -18,5 +18,35 @@
 // backups, blocks freed when the WAL is truncated — is protected only by the
 // wrapping: without the master key a wrapped key is useless.
 //
+// Creating keys is group-committed, since a burst of webhooks about new
+// customers creates thousands per second. DataKey first reads, on any pooled
+// connection; when the subject has no key and create is set, it queues its
+// new wrapped key for a writer goroutine with a connection of its own. That
+// goroutine takes everything queued (up to 512 requests) into one BEGIN
+// IMMEDIATE transaction: one INSERT … SELECT … FROM (VALUES …) stores the
+// keys of subjects that have neither a key nor a tombstone nor a shredded
+// shop, the others are looked up again, and one COMMIT (synchronous=FULL,
+// so one fsync) makes the batch durable before any caller is answered.
+// Requests for one subject in one batch get the same key. Shred and
+// ShredShop take the same in-process write lock as the batch (and hold it
+// through their WAL checkpoint), so a shred runs between batches, never
+// inside one.
+//
+// Against shreds, the guarantee is this: DataKey returns a key only if that
+// key was committed before any shred of its subject or shop, which then
+// deleted it. A DataKey call that begins after Shred or ShredShop has
+// returned therefore gets ErrShredded; one that overlaps the shred may
+// return the key the shred deleted, as a read just before it would, but
+// never a key created after it.
+//
+// A caller whose ctx ends while it waits returns ctx.Err() at once. Its key
+// is created if its batch had already started, not otherwise; a later
+// DataKey returns it if it was. Close answers every queued create, then
+// stops the writer goroutine and closes the database. Stats counts the
+// batches.
+//
+// Every connection keeps a few prepared statements (_stmt_cache_size), so
+// that the look-up and the batch insert are not parsed again on each call.
+//
 // It imports the standard library, vault, and github.com/mattn/go-sqlite3.
 package sqlite

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"time"
 
 	sqlite3 "github.com/mattn/go-sqlite3"
@@ -65,8 +66,17 @@ func (c *Config) setDefaults() {
 	}
 }
 
+// ErrClosed is returned by DataKey when it must create a key after Close
+// has begun.
+var ErrClosed = errors.New("sqlite vault closed")
+
 // Vault is the SQLite vault.Vault. It is safe for concurrent use; several
 // processes may share the file (SQLite's locks serialize their writes).
+//
+// Creating DataKey calls are group-committed: a writer goroutine started by
+// Open takes every create queued meanwhile (up to 512) into one
+// transaction with one fsync. Close answers the queued creates, then stops
+// that goroutine.
 type Vault struct {
 	db     *sql.DB
 	master []byte
@@ -74,6 +84,21 @@ type Vault struct {
 	// write admits one writer of this process at a time, so that writers
 	// queue here (honouring ctx) instead of spinning in SQLite's busy handler.
 	write chan struct{}
+
+	// creator holds the create batcher's own connection, so that its
+	// transactions never queue behind readers for one from the pool.
+	creator *creator
+	// mu guards pending and closed.
+	mu      sync.Mutex
+	pending []*createReq
+	closed  bool
+	// wake tells the batcher that pending grew or that closed was set.
+	wake chan struct{}
+	// batcherDone is closed when the batcher goroutine returns.
+	batcherDone chan struct{}
+	stats       counters
+	closeOnce   sync.Once
+	closeErr    error
 }
 
 var _ vault.Vault = (*Vault)(nil)
@@ -114,20 +139,29 @@ func Open(cfg Config) (*Vault, error) {
 		return nil, fmt.Errorf("open sqlite vault: %w", err)
 	}
 	db := sql.OpenDB(newConnector(path, cfg.BusyTimeout))
-	conns := max(4, runtime.GOMAXPROCS(0))
+	// One connection more than the readers get, held by the create batcher.
+	conns := max(4, runtime.GOMAXPROCS(0)) + 1
 	db.SetMaxOpenConns(conns)
 	db.SetMaxIdleConns(conns)
 
 	v := &Vault{
-		db:     db,
-		master: append([]byte(nil), cfg.MasterKey...),
-		now:    cfg.Now,
-		write:  make(chan struct{}, 1),
+		db:          db,
+		master:      append([]byte(nil), cfg.MasterKey...),
+		now:         cfg.Now,
+		write:       make(chan struct{}, 1),
+		wake:        make(chan struct{}, 1),
+		batcherDone: make(chan struct{}),
 	}
-	if err := v.init(context.Background()); err != nil {
+	ctx := context.Background()
+	if err := v.init(ctx); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("open sqlite vault %s: %w", path, err)
 	}
+	if v.creator, err = newCreator(ctx, db); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("open sqlite vault %s: %w", path, err)
+	}
+	go v.runCreates() // exits once Close has set closed and the queue is empty
 	return v, nil
 }
 
@@ -191,27 +225,18 @@ func (v *Vault) DataKey(ctx context.Context, shop, subject string, create bool) 
 	if err != nil {
 		return nil, fmt.Errorf("data key: %w", err)
 	}
-	err = v.writeTx(ctx, func(tx *sql.Tx) error {
-		// Look again under the write lock: another writer may have created
-		// or shredded the subject since the read above.
-		wrapped, shredded, err = lookup(ctx, tx, shop, subject)
-		if err != nil || shredded || wrapped != nil {
-			return err
-		}
-		_, err = tx.ExecContext(ctx,
-			"INSERT INTO data_keys (shop, subject, wrapped, created_at) VALUES (?, ?, ?, ?)",
-			shop, subject, fresh, v.now().UnixMilli())
-		return err
-	})
+	// The batcher looks again under the write lock: another writer may have
+	// created or shredded the subject since the read above.
+	res, err := v.create(ctx, shop, subject, fresh)
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("create data key: %w", err)
-	case shredded:
+	case res.shredded:
 		return nil, vault.ErrShredded
-	case wrapped != nil:
-		return v.unwrap(shop, subject, wrapped)
+	case res.inserted:
+		return key, nil
 	}
-	return key, nil
+	return v.unwrap(shop, subject, res.wrapped)
 }
 
 // Shred implements vault.Vault: it deletes the wrapped key, records the
@@ -220,7 +245,7 @@ func (v *Vault) Shred(ctx context.Context, shop, subject string) error {
 	if err := vault.ValidateID(shop, subject); err != nil {
 		return fmt.Errorf("shred: %w", err)
 	}
-	err := v.writeTx(ctx, func(tx *sql.Tx) error {
+	return v.shredTx(ctx, "shred", func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, "DELETE FROM data_keys WHERE shop = ? AND subject = ?", shop, subject); err != nil {
 			return fmt.Errorf("delete key: %w", err)
 		}
@@ -231,10 +256,6 @@ func (v *Vault) Shred(ctx context.Context, shop, subject string) error {
 		}
 		return nil
 	})
-	if err != nil {
-		return fmt.Errorf("shred: %w", err)
-	}
-	return v.checkpoint(ctx)
 }
 
 // ShredShop implements vault.Vault: it records the shop's tombstone, which
@@ -245,7 +266,7 @@ func (v *Vault) ShredShop(ctx context.Context, shop string) error {
 	if err := vault.ValidateShop(shop); err != nil {
 		return fmt.Errorf("shred shop: %w", err)
 	}
-	err := v.writeTx(ctx, func(tx *sql.Tx) error {
+	return v.shredTx(ctx, "shred shop", func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx,
 			"INSERT INTO shredded_shops (shop, shredded_at) VALUES (?, ?) ON CONFLICT DO NOTHING",
 			shop, v.now().UnixMilli()); err != nil {
@@ -259,35 +280,62 @@ func (v *Vault) ShredShop(ctx context.Context, shop string) error {
 		}
 		return nil
 	})
-	if err != nil {
-		return fmt.Errorf("shred shop: %w", err)
+}
+
+// shredTx runs a shred's transaction and then the WAL checkpoint, both
+// under the in-process write lock: the batcher's create transactions wait
+// meanwhile instead of contending with the checkpoint in SQLite's busy
+// handler, and a create committed before the shred is deleted by it.
+func (v *Vault) shredTx(ctx context.Context, op string, fn func(tx *sql.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	select {
+	case v.write <- struct{}{}:
+	case <-ctx.Done():
+		return fmt.Errorf("%s: %w", op, ctx.Err())
+	}
+	defer func() { <-v.write }()
+	if err := v.tx(ctx, fn); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
 	}
 	return v.checkpoint(ctx)
 }
 
-// Close closes the database. SQLite checkpoints and removes the WAL when the
-// last connection closes.
+// Close answers every queued create (committing them), stops the create
+// batcher and closes the database; creates asked for afterwards fail with
+// ErrClosed. SQLite checkpoints and removes the WAL when the last
+// connection closes. Calling Close again returns the first call's result.
 func (v *Vault) Close() error {
-	if err := v.db.Close(); err != nil {
-		return fmt.Errorf("close sqlite vault: %w", err)
-	}
-	return nil
+	v.closeOnce.Do(func() {
+		v.mu.Lock()
+		v.closed = true
+		v.mu.Unlock()
+		v.signal()
+		<-v.batcherDone
+		err := errors.Join(v.creator.close(), v.db.Close())
+		if err != nil {
+			v.closeErr = fmt.Errorf("close sqlite vault: %w", err)
+		}
+	})
+	return v.closeErr
 }
 
-type querier interface {
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
-
-// lookup reads a subject's wrapped key and whether it or its shop is
+// lookupSQL reads a subject's wrapped key and whether it or its shop is
 // shredded, in one statement and so from one snapshot.
-func lookup(ctx context.Context, q querier, shop, subject string) (wrapped []byte, shredded bool, err error) {
-	err = q.QueryRowContext(ctx, `
+const lookupSQL = `
 		SELECT
 			(SELECT wrapped FROM data_keys WHERE shop = ?1 AND subject = ?2),
 			EXISTS (SELECT 1 FROM tombstones WHERE shop = ?1 AND subject = ?2)
-				OR EXISTS (SELECT 1 FROM shredded_shops WHERE shop = ?1)`,
-		shop, subject).Scan(&wrapped, &shredded)
-	if err != nil {
+				OR EXISTS (SELECT 1 FROM shredded_shops WHERE shop = ?1)`
+
+// lookup runs lookupSQL on the pool.
+func lookup(ctx context.Context, db *sql.DB, shop, subject string) (wrapped []byte, shredded bool, err error) {
+	return scanLookup(db.QueryRowContext(ctx, lookupSQL, shop, subject))
+}
+
+func scanLookup(row *sql.Row) (wrapped []byte, shredded bool, err error) {
+	if err := row.Scan(&wrapped, &shredded); err != nil {
 		return nil, false, fmt.Errorf("look up key: %w", err)
 	}
 	return wrapped, shredded, nil
@@ -313,6 +361,12 @@ func (v *Vault) writeTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 		return ctx.Err()
 	}
 	defer func() { <-v.write }()
+	return v.tx(ctx, fn)
+}
+
+// tx runs fn in a BEGIN IMMEDIATE transaction on a pooled connection and
+// commits it when fn returns nil. The caller holds v.write.
+func (v *Vault) tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	tx, err := v.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
@@ -357,7 +411,7 @@ func newConnector(path string, busy time.Duration) *connector {
 	// directory name stay part of the path. _txlock=immediate makes every
 	// transaction take the write lock at BEGIN, so two writers never
 	// deadlock upgrading from read to write.
-	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?_txlock=immediate"
+	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?_txlock=immediate&_stmt_cache_size=16"
 	pragmas := fmt.Sprintf(`
 		PRAGMA busy_timeout = %d;
 		PRAGMA journal_mode = WAL;

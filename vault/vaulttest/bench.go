@@ -3,6 +3,8 @@ package vaulttest
 import (
 	"context"
 	"fmt"
+	"runtime"
+	"strconv"
 	"sync/atomic"
 	"testing"
 
@@ -88,4 +90,39 @@ func openWithSubjects(b *testing.B, open BenchOpener) (vault.Vault, []string) {
 		}
 	}
 	return v, subjects
+}
+
+// BenchParallelCreate measures DataKey creating distinct new subjects from
+// about goroutines concurrent callers (b.SetParallelism rounds it up to a
+// multiple of GOMAXPROCS), the load of webhook ingestion when many new
+// customers arrive at once. Besides ns/op (wall time per create across all
+// callers) it reports creates/s and the number of callers.
+func BenchParallelCreate(b *testing.B, open BenchOpener, goroutines int) {
+	v := openClosed(b, open)
+	procs := runtime.GOMAXPROCS(0)
+	parallelism := max(1, (goroutines+procs-1)/procs)
+	ctx := context.Background()
+	var next atomic.Uint64
+	b.ReportAllocs()
+	b.SetParallelism(parallelism)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			subject := "cus_" + strconv.FormatUint(next.Add(1), 10)
+			k, err := v.DataKey(ctx, "shop_bench", subject, true)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			if len(k) != vault.KeySize {
+				b.Errorf("%s: key of %d bytes", subject, len(k))
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	if s := b.Elapsed().Seconds(); s > 0 {
+		b.ReportMetric(float64(b.N)/s, "creates/s")
+	}
+	b.ReportMetric(float64(parallelism*procs), "callers")
 }
