@@ -37,8 +37,7 @@ type StackConfig struct {
 //  1. trusted proxy headers (only from TrustedProxies);
 //  2. request id (X-Request-Id), request-scoped logger, one access-log line
 //     and the HTTP metrics per request;
-//  3. gzip/deflate compression (handlers.CompressHandler);
-//  4. panic recovery (handlers.RecoveryHandler): the panic is logged without
+//  3. panic recovery (handlers.RecoveryHandler): the panic is logged without
 //     the request body and the client gets the 500 error envelope.
 //
 // The access log holds method, route template, status, bytes, duration and
@@ -73,9 +72,15 @@ func NewStack(cfg StackConfig) (*Stack, error) {
 // Wrap returns h, usually the router from NewRouter with its routes
 // registered, behind the whole stack.
 func (s *Stack) Wrap(h http.Handler) http.Handler {
-	inner := handlers.CompressHandler(recovery(h))
-	return trustedProxies(s.cfg.TrustedProxies, s.observe(inner))
+	return trustedProxies(s.cfg.TrustedProxies, s.observe(recovery(h)))
 }
+
+// Compressed wraps a route whose responses are large (lists, documents) in
+// gzip/deflate compression (handlers.CompressHandler). It is applied per
+// route, not to the whole stack: a compressor costs more to set up than it
+// saves on the small single-resource and webhook answers that make up most
+// traffic.
+func Compressed(h http.Handler) http.Handler { return handlers.CompressHandler(h) }
 
 // observe assigns the request id, puts the request logger in the context,
 // and records the access log line and metrics once the request is done (also

@@ -149,11 +149,20 @@ func TestPanicAfterWriteAbortsResponse(t *testing.T) {
 
 func TestCompression(t *testing.T) {
 	e := newEnv(t, func(r *mux.Router) {
-		httpapi.HandleFunc(r, httpapi.Beta, http.MethodGet, "/big", func(w http.ResponseWriter, req *http.Request) {
+		big := func(w http.ResponseWriter, req *http.Request) {
 			httpapi.WriteResource(w, req, 200, httpapi.Resource{ID: "x", Type: "thing",
 				Attributes: map[string]string{"text": strings.Repeat("compress me ", 500)}})
-		})
+		}
+		httpapi.Handle(r, httpapi.Beta, http.MethodGet, "/big", httpapi.Compressed(http.HandlerFunc(big)))
+		httpapi.HandleFunc(r, httpapi.Beta, http.MethodGet, "/plain", big)
 	})
+	plain, _ := http.NewRequest(http.MethodGet, e.srv.URL+"/plain", nil)
+	plain.Header.Set("Accept-Encoding", "gzip")
+	if resp, err := e.srv.Client().Do(plain); err != nil || resp.Header.Get("Content-Encoding") != "" {
+		t.Fatalf("a route without Compressed was compressed: %v %v", err, resp.Header)
+	} else {
+		resp.Body.Close()
+	}
 	req, _ := http.NewRequest(http.MethodGet, e.srv.URL+"/big", nil)
 	req.Header.Set("Accept-Encoding", "gzip")
 	resp, err := e.srv.Client().Do(req) // Accept-Encoding set by hand: no transparent decompression

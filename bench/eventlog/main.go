@@ -50,7 +50,26 @@ const (
 
 type config struct {
 	n, runs, appenders, baselineBatch int
-	dir, cpuProfile                   string
+	dir, cpuProfile, ids, streams     string
+}
+
+// streamName names the stream that appender a writes its i-th event to. By
+// default the appenders' streams are scattered over the stream index, as
+// customers' streams are; "clustered" names the streams written at the same
+// time next to each other, as time-ordered new streams (orders) are.
+func (c config) streamName(a, i int) string {
+	if c.streams == "clustered" {
+		return fmt.Sprintf("bench-%08d-%03d", i/eventsOfStream, a)
+	}
+	return fmt.Sprintf("bench-%03d-%08d", a, i/eventsOfStream)
+}
+
+// newID returns an event id of the configured kind.
+func (c config) newID() uuid.UUID {
+	if c.ids == "v4" {
+		return uuid.New()
+	}
+	return uuid.Must(uuid.NewV7())
 }
 
 func main() {
@@ -60,6 +79,8 @@ func main() {
 	flag.IntVar(&cfg.appenders, "appenders", 64, "concurrent appenders")
 	flag.IntVar(&cfg.baselineBatch, "baseline-batch", 0, "rows per baseline transaction (0: the mean group-commit size of the same run)")
 	flag.StringVar(&cfg.dir, "dir", "", "directory for the temporary databases (default: the system temp dir)")
+	flag.StringVar(&cfg.ids, "ids", "v7", "event ids: v7 (time-ordered, as commands mint them) or v4 (random)")
+	flag.StringVar(&cfg.streams, "streams", "scattered", "where concurrently written streams lie in the stream index: scattered or clustered")
 	flag.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write a CPU profile of the append measurements to this file")
 	flag.Parse()
 	if err := run(cfg, os.Stdout); err != nil {
@@ -75,6 +96,12 @@ type runResult struct {
 func run(cfg config, out io.Writer) error {
 	if cfg.n < cfg.appenders || cfg.appenders < 1 || cfg.runs < 1 {
 		return errors.New("need -runs >= 1 and -n >= -appenders >= 1")
+	}
+	if cfg.ids != "v4" && cfg.ids != "v7" {
+		return errors.New("-ids must be v4 or v7")
+	}
+	if cfg.streams != "scattered" && cfg.streams != "clustered" {
+		return errors.New("-streams must be scattered or clustered")
 	}
 	dir, err := os.MkdirTemp(cfg.dir, "eventlog-bench-")
 	if err != nil {
@@ -165,11 +192,11 @@ func measureAppend(cfg config, path string) (float64, float64, error) {
 					exp = eventlog.NoStream()
 				}
 				e := eventlog.EventData{
-					ID: uuid.New(), Type: "BenchAppended", SchemaVersion: 1, ShopID: "shop_bench",
+					ID: cfg.newID(), Type: "BenchAppended", SchemaVersion: 1, ShopID: "shop_bench",
 					OccurredAt: time.Now().UTC(), Data: payload,
 					Metadata: eventlog.Metadata{CorrelationID: "req_bench", Actor: "system:bench", Source: "system"},
 				}
-				stream := fmt.Sprintf("bench-%d-%d", a, i/eventsOfStream)
+				stream := cfg.streamName(a, i)
 				if next, err = l.Append(context.Background(), stream, exp, e); err != nil {
 					errs <- err
 					return
@@ -223,10 +250,10 @@ func measureBaseline(cfg config, path string, batch int) (float64, error) {
 	// The order group commit sees: appenders interleaved.
 	for i := range per {
 		for a := range cfg.appenders {
-			id := uuid.New()
+			id := cfg.newID()
 			hash := make([]byte, 32)
 			_, _ = rand.Read(hash)
-			rows = append(rows, row{id: id[:], stream: fmt.Sprintf("bench-%d-%d", a, i/eventsOfStream),
+			rows = append(rows, row{id: id[:], stream: cfg.streamName(a, i),
 				revision: int64(i % eventsOfStream), hash: hash})
 		}
 	}
@@ -329,8 +356,8 @@ func report(cfg config, rs []runResult, out io.Writer) {
 	if cfg.baselineBatch > 0 {
 		batchNote = fmt.Sprintf("%d rows", cfg.baselineBatch)
 	}
-	fmt.Fprintf(out, "event log benchmark: %d events of %d B per run, %d appenders, %d runs, fsync on (medians)\n\n",
-		cfg.n/cfg.appenders*cfg.appenders, eventSize, cfg.appenders, cfg.runs)
+	fmt.Fprintf(out, "event log benchmark: %d events of %d B per run, %d appenders, UUID%s event ids, %s streams, %d runs, fsync on (medians)\n\n",
+		cfg.n/cfg.appenders*cfg.appenders, eventSize, cfg.appenders, cfg.ids, cfg.streams, cfg.runs)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "measurement\tmedian\tmin\tmax\tunit\ttarget\t")
 	fmt.Fprintf(tw, "(a) append, %d appenders, 1 KB events\t%.0f\t%.0f\t%.0f\tevents/s\t>= %d %s\t\n", cfg.appenders, aMed, aLo, aHi, targetAppend, mark(aMed >= targetAppend))

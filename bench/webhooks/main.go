@@ -36,7 +36,11 @@ func main() {
 	rate := flag.Int("rate", 1000, "webhooks per second, open loop")
 	duration := flag.Duration("duration", 10*time.Second, "length of each run")
 	runs := flag.Int("runs", 3, "runs; medians are reported")
+	debug := flag.String("debug-addr", "", "pass --debug-addr to the server (profiling)")
 	flag.Parse()
+	if *debug != "" {
+		extraServeArgs = append(extraServeArgs, "--debug-addr", *debug)
+	}
 	var results []result
 	for i := 0; i < *runs; i++ {
 		r, err := run(*bin, *rate, *duration)
@@ -64,6 +68,9 @@ func main() {
 		med(func(r result) float64 { return ms(r.visible.p(50)) }), med(func(r result) float64 { return ms(r.visible.p(95)) }), med(func(r result) float64 { return ms(r.visible.p(99)) }))
 	fmt.Printf("| errors | %.0f |\n", med(func(r result) float64 { return float64(r.errors) }))
 }
+
+// extraServeArgs are added to the server's command line.
+var extraServeArgs []string
 
 type durations []time.Duration
 
@@ -114,7 +121,7 @@ func run(bin string, rate int, duration time.Duration) (result, error) {
 	}
 	token := tok["token"].(string)
 
-	srv := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--data-dir", dir)
+	srv := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--data-dir", dir}, extraServeArgs...)...)
 	stderr, _ := srv.StderrPipe()
 	srv.Env = append(os.Environ(), "CGP_LOG_LEVEL=info")
 	srv.Stdout = io.Discard

@@ -42,6 +42,9 @@ type Config struct {
 	MaxWebhookBody int64
 	// Demo creates a demo account, shop and token on an empty data dir.
 	Demo bool
+	// DebugAddr, when set, serves net/http/pprof on its own listener
+	// (keep it on loopback).
+	DebugAddr string
 }
 
 // bindCommon registers the flags every command takes.
@@ -61,6 +64,7 @@ func (c *Config) bindServe(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&c.TrustedProxies, "trusted-proxies", nil, "CIDRs of reverse proxies whose X-Forwarded-For is trusted (env CGP_TRUSTED_PROXIES)")
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", 10*time.Second, "time to drain in-flight requests on shutdown (env CGP_SHUTDOWN_GRACE)")
 	fs.Int64Var(&c.MaxWebhookBody, "max-webhook-body", 1<<20, "largest inbound webhook body in bytes (env CGP_MAX_WEBHOOK_BODY)")
+	fs.StringVar(&c.DebugAddr, "debug-addr", "", "serve Go profiling (net/http/pprof) on this address, e.g. 127.0.0.1:6060; off when empty (env CGP_DEBUG_ADDR)")
 	fs.BoolVar(&c.Demo, "demo", false, "on an empty data directory, create a demo account, shop and token and print them (env CGP_DEMO)")
 }
 

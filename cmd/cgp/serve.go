@@ -92,7 +92,7 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 
 	r := httpapi.NewRouter()
 	httpapi.RegisterOps(r, a.checks, a.Registry)
-	httpapi.Handle(r, httpapi.Beta, http.MethodGet, "/api/v1/openapi.json", openapi.Handler())
+	httpapi.Handle(r, httpapi.Beta, http.MethodGet, "/api/v1/openapi.json", httpapi.Compressed(openapi.Handler()))
 	authn := auth.New(tokenFinder{a.Tenancy})
 	readapi.NewCustomers(a.Customers, authn, mustCursorCodec(core), a.Runtime, time.Now).Routes(r)
 	writeapi.NewCustomers(core.Commands, authn, a.Customers, a.Runtime, time.Now).Routes(r)
@@ -184,6 +184,13 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer, ready func
 		if err := createDemo(ctx, app, ln.Addr().String(), stdout); err != nil {
 			return errors.Join(err, ln.Close(), app.Close())
 		}
+	}
+	if cfg.DebugAddr != "" {
+		stopDebug, err := serveDebug(cfg.DebugAddr, logger)
+		if err != nil {
+			return errors.Join(err, ln.Close(), app.Close())
+		}
+		defer stopDebug()
 	}
 	logger.Info().Str("addr", ln.Addr().String()).Str("event_log", cfg.EventLog).Str("vault", cfg.Vault).Msg("serving")
 	if ready != nil {
