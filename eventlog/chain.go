@@ -16,10 +16,10 @@ import (
 // same chain for the same stream.
 func ChainHash(prev []byte, e *Event) []byte {
 	h := sha256.New()
-	var num [8]byte
+	var num, length [8]byte // separate buffers: field writes the length prefix
 	field := func(b []byte) {
-		binary.BigEndian.PutUint64(num[:], uint64(len(b)))
-		h.Write(num[:])
+		binary.BigEndian.PutUint64(length[:], uint64(len(b)))
+		h.Write(length[:])
 		h.Write(b)
 	}
 	field(prev)

@@ -1,0 +1,389 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	sqlite3 "github.com/mattn/go-sqlite3"
+
+	"github.com/cgp-platform/cgp/eventlog"
+)
+
+const (
+	// busyTimeoutMS is how long a connection waits for a lock another
+	// process holds before the operation fails with ErrUnavailable.
+	busyTimeoutMS = 5000
+	// readConns is the size of the read pool (one more connection is kept
+	// for the cross-process change check).
+	readConns = 4
+	// writerCacheKiB is the writer's page cache: it keeps the index pages
+	// that appends touch. Readers stream mostly cold pages, which the
+	// operating system caches anyway.
+	writerCacheKiB = 16 * 1024
+	readerCacheKiB = 4 * 1024
+)
+
+// Log is the SQLite event log. It implements eventlog.Log; all methods are
+// safe for concurrent use.
+type Log struct {
+	cfg Config
+
+	writeDB *sql.DB
+	readDB  *sql.DB
+	w       *writer
+
+	headStmt    *sql.Stmt
+	metaStmt    *sql.Stmt
+	pollConn    *sql.Conn
+	pollVersion int64 // data_version seen by pollConn at Open
+
+	// mu guards closed: Append and the read methods hold it shared while
+	// they enqueue or query, Close takes it exclusively to flip closed.
+	mu     sync.RWMutex
+	closed bool
+
+	reqs       chan *request // to the writer; closed by Close
+	done       chan struct{} // closed by Close: stops the poller and subscriptions
+	writerDone chan struct{}
+	pollerDone chan struct{}
+	subs       sync.WaitGroup
+	changed    broadcast
+	closeOnce  sync.Once
+	closeErr   error
+	stats      counters
+}
+
+var _ eventlog.Log = (*Log)(nil)
+
+// Stats counts the writer's work since Open.
+type Stats struct {
+	// Commits is the number of group-commit transactions committed.
+	Commits uint64
+	// Appends is the number of Append calls that wrote events.
+	Appends uint64
+	// Events is the number of events written.
+	Events uint64
+}
+
+type counters struct {
+	commits, appends, events atomic.Uint64
+}
+
+// Open opens (creating it if needed) the log in cfg.Path, brings its schema
+// up to date and starts the writer. Close the log when done.
+func Open(cfg Config) (*Log, error) {
+	cfg.setDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("open event log: %w", err)
+	}
+	l := &Log{
+		cfg:        cfg,
+		reqs:       make(chan *request, cfg.MaxBatch),
+		done:       make(chan struct{}),
+		writerDone: make(chan struct{}),
+		pollerDone: make(chan struct{}),
+		changed:    broadcast{ch: make(chan struct{})},
+	}
+	if err := l.open(); err != nil {
+		_ = l.closeDBs()
+		return nil, fmt.Errorf("open event log %s: %w", cfg.Path, err)
+	}
+	go l.runWriter()
+	go l.runPoller()
+	return l, nil
+}
+
+func (l *Log) open() error {
+	ctx := context.Background()
+	var err error
+	// The writer's connection: WAL, and synchronous=FULL so that a commit
+	// is acknowledged only after the WAL is fsynced.
+	l.writeDB, err = sql.Open("sqlite3", dsn(l.cfg.Path,
+		"_journal_mode=WAL", "_synchronous=FULL", fmt.Sprintf("_busy_timeout=%d", busyTimeoutMS),
+		"_mutex=no", fmt.Sprintf("_cache_size=-%d", writerCacheKiB)))
+	if err != nil {
+		return unavailable("open writer", err)
+	}
+	l.writeDB.SetMaxOpenConns(1)
+	l.writeDB.SetMaxIdleConns(1)
+	l.writeDB.SetConnMaxLifetime(0)
+	l.writeDB.SetConnMaxIdleTime(0)
+	conn, err := l.writeDB.Conn(ctx)
+	if err != nil {
+		return unavailable("connect writer", err)
+	}
+	if err := migrate(ctx, conn, l.cfg.Now().UTC()); err != nil {
+		_ = conn.Close()
+		return unavailable("migrate", err)
+	}
+	l.w, err = newWriter(conn, l)
+	if err != nil {
+		_ = conn.Close()
+		return unavailable("prepare writer", err)
+	}
+
+	l.readDB, err = sql.Open("sqlite3", dsn(l.cfg.Path,
+		fmt.Sprintf("_busy_timeout=%d", busyTimeoutMS), "_query_only=1", "_mutex=no",
+		fmt.Sprintf("_cache_size=-%d", readerCacheKiB), "_stmt_cache_size=8"))
+	if err != nil {
+		return unavailable("open readers", err)
+	}
+	l.readDB.SetMaxOpenConns(readConns + 1)
+	l.readDB.SetMaxIdleConns(readConns + 1)
+	l.readDB.SetConnMaxIdleTime(0)
+	l.readDB.SetConnMaxLifetime(0)
+	prepare := func(dst **sql.Stmt, query string) {
+		if err != nil {
+			return
+		}
+		*dst, err = l.readDB.PrepareContext(ctx, query)
+	}
+	prepare(&l.headStmt, "SELECT COALESCE(MAX(position), 0) FROM events")
+	prepare(&l.metaStmt, "SELECT metadata FROM stream_metadata WHERE stream = ? ORDER BY seq DESC LIMIT 1")
+	if err != nil {
+		return unavailable("prepare reads", err)
+	}
+	l.pollConn, err = l.readDB.Conn(ctx)
+	if err != nil {
+		return unavailable("connect poller", err)
+	}
+	// Read before any subscription exists, so no later commit goes unseen.
+	if err := l.pollConn.QueryRowContext(ctx, "PRAGMA data_version").Scan(&l.pollVersion); err != nil {
+		return unavailable("read data version", err)
+	}
+	return nil
+}
+
+// dsn builds a go-sqlite3 data source name for path with params.
+func dsn(path string, params ...string) string {
+	escaped := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
+	return "file:" + escaped + "?" + strings.Join(params, "&")
+}
+
+// Close answers every append queued before it (committing them), ends the
+// subscriptions (their Err is eventlog.ErrClosed), waits for every goroutine
+// of the log and closes the database. Later calls return eventlog.ErrClosed;
+// closing again returns the first Close's result.
+func (l *Log) Close() error {
+	l.closeOnce.Do(func() {
+		l.mu.Lock()
+		l.closed = true
+		close(l.done)
+		l.mu.Unlock()
+		// Every sender holds mu shared, so none is mid-send now.
+		close(l.reqs)
+		<-l.writerDone
+		<-l.pollerDone
+		l.subs.Wait()
+		l.closeErr = l.closeDBs()
+	})
+	return l.closeErr
+}
+
+func (l *Log) closeDBs() error {
+	var errs []error
+	for _, s := range []*sql.Stmt{l.headStmt, l.metaStmt} {
+		if s != nil {
+			errs = append(errs, s.Close())
+		}
+	}
+	if l.pollConn != nil {
+		errs = append(errs, l.pollConn.Close())
+	}
+	if l.readDB != nil {
+		errs = append(errs, l.readDB.Close())
+	}
+	if l.w != nil {
+		errs = append(errs, l.w.close())
+	}
+	if l.writeDB != nil {
+		errs = append(errs, l.writeDB.Close())
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("close event log: %w", err)
+	}
+	return nil
+}
+
+// Stats reports the writer's counters; Events/Commits is the mean group
+// commit size.
+func (l *Log) Stats() Stats {
+	return Stats{
+		Commits: l.stats.commits.Load(),
+		Appends: l.stats.appends.Load(),
+		Events:  l.stats.events.Load(),
+	}
+}
+
+// readLock takes mu shared for a read method; it fails once the log is
+// closed.
+func (l *Log) readLock() error {
+	l.mu.RLock()
+	if l.closed {
+		l.mu.RUnlock()
+		return eventlog.ErrClosed
+	}
+	return nil
+}
+
+// ReadStream returns up to limit events of stream from revision from, in
+// revision order. An unknown stream yields no events.
+func (l *Log) ReadStream(ctx context.Context, stream string, from uint64, limit int) ([]eventlog.Event, error) {
+	if err := l.readLock(); err != nil {
+		return nil, fmt.Errorf("read stream %s: %w", stream, err)
+	}
+	defer l.mu.RUnlock()
+	if limit <= 0 {
+		return nil, nil
+	}
+	evs, err := l.queryEvents(ctx, readStreamQuery, limit, stream, clampInt64(from), int64(limit))
+	if err != nil {
+		return nil, storeErr(ctx, "read stream "+stream, err)
+	}
+	return evs, nil
+}
+
+// ReadAll returns up to limit events with Position > after, in position
+// order.
+func (l *Log) ReadAll(ctx context.Context, after eventlog.Position, limit int) ([]eventlog.Event, error) {
+	if err := l.readLock(); err != nil {
+		return nil, fmt.Errorf("read all: %w", err)
+	}
+	defer l.mu.RUnlock()
+	return l.readAll(ctx, after, limit)
+}
+
+func (l *Log) readAll(ctx context.Context, after eventlog.Position, limit int) ([]eventlog.Event, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	evs, err := l.queryEvents(ctx, readAllQuery, limit, clampInt64(after), int64(limit))
+	if err != nil {
+		return nil, storeErr(ctx, "read all", err)
+	}
+	return evs, nil
+}
+
+// HeadPosition returns the position of the last event, 0 for an empty log.
+func (l *Log) HeadPosition(ctx context.Context) (eventlog.Position, error) {
+	if err := l.readLock(); err != nil {
+		return 0, fmt.Errorf("head position: %w", err)
+	}
+	defer l.mu.RUnlock()
+	var pos int64
+	if err := l.headStmt.QueryRowContext(ctx).Scan(&pos); err != nil {
+		return 0, storeErr(ctx, "head position", err)
+	}
+	return uint64(pos), nil
+}
+
+// StreamMetadata returns the stream's latest metadata; nil when it has none.
+func (l *Log) StreamMetadata(ctx context.Context, stream string) (map[string]string, error) {
+	if err := l.readLock(); err != nil {
+		return nil, fmt.Errorf("stream metadata of %s: %w", stream, err)
+	}
+	defer l.mu.RUnlock()
+	var raw []byte
+	err := l.metaStmt.QueryRowContext(ctx, stream).Scan(&raw)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, storeErr(ctx, "stream metadata of "+stream, err)
+	}
+	var meta map[string]string
+	if err := json.Unmarshal(raw, &meta); err != nil {
+		return nil, fmt.Errorf("stream metadata of %s: decode: %w", stream, err)
+	}
+	if len(meta) == 0 {
+		return nil, nil
+	}
+	return meta, nil
+}
+
+// SetStreamMetadata replaces the stream's metadata. The old value is kept
+// (the table is append-only); the newest row wins. It is durable on return.
+func (l *Log) SetStreamMetadata(ctx context.Context, stream string, meta map[string]string) error {
+	if stream == "" {
+		return errors.New("set stream metadata: empty stream id")
+	}
+	if meta == nil {
+		meta = map[string]string{}
+	}
+	raw, err := json.Marshal(meta)
+	if err != nil {
+		return fmt.Errorf("set stream metadata of %s: %w", stream, err)
+	}
+	_, err = l.submit(ctx, &request{ctx: ctx, stream: stream, meta: raw})
+	if err != nil {
+		return fmt.Errorf("set stream metadata of %s: %w", stream, err)
+	}
+	return nil
+}
+
+func clampInt64(v uint64) int64 {
+	if v > math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(v)
+}
+
+// unavailable marks err as a store failure a caller may retry.
+func unavailable(op string, err error) error {
+	return fmt.Errorf("%s: %w: %w", op, eventlog.ErrUnavailable, err)
+}
+
+// storeErr classifies an error of a database call made with ctx: the
+// context's own end is returned as such, everything else from the store is
+// ErrUnavailable.
+func storeErr(ctx context.Context, op string, err error) error {
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return fmt.Errorf("%s: %w", op, ctxErr)
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	return unavailable(op, err)
+}
+
+// isConstraint reports whether err is a SQLite constraint violation (a
+// UNIQUE index refusing a row), which the statement rolled back alone.
+func isConstraint(err error) bool {
+	var se sqlite3.Error
+	return errors.As(err, &se) && se.Code == sqlite3.ErrConstraint
+}
+
+// isUniqueViolation reports whether err is a UNIQUE (or primary key)
+// constraint violation.
+func isUniqueViolation(err error) bool {
+	var se sqlite3.Error
+	return errors.As(err, &se) &&
+		(se.ExtendedCode == sqlite3.ErrConstraintUnique || se.ExtendedCode == sqlite3.ErrConstraintPrimaryKey)
+}
+
+// broadcast wakes every waiter at once: wait returns a channel that the
+// next notify closes.
+type broadcast struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+func (b *broadcast) wait() <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.ch
+}
+
+func (b *broadcast) notify() {
+	b.mu.Lock()
+	close(b.ch)
+	b.ch = make(chan struct{})
+	b.mu.Unlock()
+}
