@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/cgp-platform/cgp/domain"
@@ -50,21 +49,7 @@ func Projector(codec *envelope.Codec) projections.Projector {
 	return projections.Projector{
 		Name:       Name,
 		Migrations: migrations,
-		Handle: func(ctx context.Context, tx *sql.Tx, e eventlog.Event) error {
-			switch e.Type {
-			case "CustomerCreated", "CustomerUpdated", "CustomerTagsSet":
-			default:
-				return nil
-			}
-			d, err := codec.Decode(ctx, &e)
-			if errors.Is(err, envelope.ErrShopErased) {
-				return nil // the shop's data is gone for good
-			}
-			if err != nil {
-				return err
-			}
-			return apply(ctx, tx, &e, d)
-		},
+		Handle:     projections.Decoding(codec, []string{"CustomerCreated", "CustomerUpdated", "CustomerTagsSet"}, apply),
 	}
 }
 

@@ -53,21 +53,10 @@ func Projector(codec *envelope.Codec) projections.Projector {
 	return projections.Projector{
 		Name:       Name,
 		Migrations: migrations,
-		Handle: func(ctx context.Context, tx *sql.Tx, e eventlog.Event) error {
-			switch e.Type {
-			case "AccountCreated", "ShopCreated", "TokenIssued":
-			default:
-				return nil
-			}
-			d, err := codec.Decode(ctx, &e)
-			if errors.Is(err, envelope.ErrShopErased) {
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			return apply(ctx, tx, d.Event)
-		},
+		Handle: projections.Decoding(codec, []string{"AccountCreated", "ShopCreated", "TokenIssued"},
+			func(ctx context.Context, tx *sql.Tx, _ *eventlog.Event, d envelope.Decoded) error {
+				return apply(ctx, tx, d.Event)
+			}),
 	}
 }
 

@@ -1,0 +1,38 @@
+package projections
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+
+	"github.com/cgp-platform/cgp/envelope"
+	"github.com/cgp-platform/cgp/eventlog"
+)
+
+// DecodedHandler applies one decoded event.
+type DecodedHandler func(ctx context.Context, tx *sql.Tx, e *eventlog.Event, d envelope.Decoded) error
+
+// Decoding returns a Handle that skips every event whose type is not in
+// types, decodes the others with codec and passes them to apply. Events of
+// an erased shop (envelope.ErrShopErased) are skipped: that data is gone
+// for good. Any other decoding failure is returned, so the runtime retries
+// and then parks the event.
+func Decoding(codec *envelope.Codec, types []string, apply DecodedHandler) func(ctx context.Context, tx *sql.Tx, e eventlog.Event) error {
+	want := make(map[string]bool, len(types))
+	for _, t := range types {
+		want[t] = true
+	}
+	return func(ctx context.Context, tx *sql.Tx, e eventlog.Event) error {
+		if !want[e.Type] {
+			return nil
+		}
+		d, err := codec.Decode(ctx, &e)
+		if errors.Is(err, envelope.ErrShopErased) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		return apply(ctx, tx, &e, d)
+	}
+}
