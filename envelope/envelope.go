@@ -217,27 +217,36 @@ func plainKey(k string) bool {
 	return true
 }
 
+// openFields replaces every sealed personal field of raw by its plain JSON
+// value, or null when the subject's key is gone. It splices the document
+// instead of decoding it: the payload was authenticated by the shop seal, so
+// every `"<field>":"pii1:` in it was written by sealFields at the top level
+// (inside a JSON string the quotes would be escaped and not match).
 func (c *Codec) openFields(ctx context.Context, id uuid.UUID, shop string, raw []byte) ([]byte, []string, error) {
-	if !bytes.Contains(raw, []byte(`"`+fieldPrefix)) {
+	pat := []byte(`":"` + fieldPrefix)
+	if !bytes.Contains(raw, pat) {
 		return raw, nil, nil
 	}
-	var doc map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		return nil, nil, err
-	}
+	out := make([]byte, 0, len(raw))
 	var redacted []string
 	keys := map[string][]byte{}
-	for f, v := range doc {
-		if len(v) < len(fieldPrefix)+2 || v[0] != '"' || !bytes.HasPrefix(v[1:], []byte(fieldPrefix)) {
-			continue
+	rest := raw
+	for {
+		i := bytes.Index(rest, pat)
+		if i < 0 {
+			return append(out, rest...), redacted, nil
 		}
-		var s string
-		if err := json.Unmarshal(v, &s); err != nil {
-			return nil, nil, err
+		ks := bytes.LastIndexByte(rest[:i], '"')
+		vs := i + 2 // the value's opening quote
+		ve := bytes.IndexByte(rest[vs+1:], '"')
+		if ks < 0 || ve < 0 {
+			return nil, nil, errors.New("malformed sealed field")
 		}
-		subject, b64, ok := strings.Cut(strings.TrimPrefix(s, fieldPrefix), ":")
+		ve += vs + 1
+		field := string(rest[ks+1 : i])
+		subject, b64, ok := strings.Cut(string(rest[vs+1+len(fieldPrefix):ve]), ":")
 		if !ok {
-			return nil, nil, fmt.Errorf("field %s: malformed seal", f)
+			return nil, nil, fmt.Errorf("field %s: malformed seal", field)
 		}
 		key, seen := keys[subject]
 		if !seen {
@@ -250,22 +259,23 @@ func (c *Codec) openFields(ctx context.Context, id uuid.UUID, shop string, raw [
 			}
 			keys[subject], key = k, k
 		}
+		out = append(out, rest[:vs]...)
 		if key == nil {
-			doc[f] = json.RawMessage("null")
-			redacted = append(redacted, f)
-			continue
+			out = append(out, "null"...)
+			redacted = append(redacted, field)
+		} else {
+			ct, err := base64.RawURLEncoding.DecodeString(b64)
+			if err != nil {
+				return nil, nil, fmt.Errorf("field %s: %w", field, err)
+			}
+			plain, err := open(key, ct, aad(id[:], []byte(field)))
+			if err != nil {
+				return nil, nil, fmt.Errorf("field %s: %w", field, err)
+			}
+			out = append(out, plain...)
 		}
-		ct, err := base64.RawURLEncoding.DecodeString(b64)
-		if err != nil {
-			return nil, nil, fmt.Errorf("field %s: %w", f, err)
-		}
-		plain, err := open(key, ct, aad(id[:], []byte(f)))
-		if err != nil {
-			return nil, nil, fmt.Errorf("field %s: %w", f, err)
-		}
-		doc[f] = plain
+		rest = rest[ve+1:]
 	}
-	return writeObject(doc), redacted, nil
 }
 
 // seal returns nonce|ciphertext of plain under key, authenticated with ad.

@@ -181,3 +181,31 @@ func BenchmarkEncodeDecodeCustomer(b *testing.B) {
 		}
 	}
 }
+
+// Text that looks like a sealed field inside an ordinary string value is
+// left alone: only real sealed fields are opened.
+func TestLookalikeTextIsNotOpened(t *testing.T) {
+	codec, _ := newCodec(t)
+	ctx := context.Background()
+	ev := customerCreated()
+	tricky := []string{`x":"pii1:cus_A:AAAA`, `"pii1:`, `\":\"pii1:`, `\`}
+	ev.PlatformTags = tricky
+	ev.Note = ptr(`note":"pii1:cus_A:zz"`)
+	data, err := codec.Encode(ctx, uuid.New(), "shop_1", ev, time.Now(), eventlog.Metadata{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := codec.Decode(ctx, record(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := d.Event.(*domain.CustomerCreated)
+	if len(got.PlatformTags) != len(tricky) || *got.Note != *ev.Note || *got.Email != "ada@example.com" {
+		t.Fatalf("decoded %+v", got)
+	}
+	for i := range tricky {
+		if got.PlatformTags[i] != tricky[i] {
+			t.Fatalf("tag %d = %q, want %q", i, got.PlatformTags[i], tricky[i])
+		}
+	}
+}
