@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cgp-platform/cgp/commands"
+	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/eventlog"
 )
 
@@ -41,8 +42,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stderr, "cgp:", err)
 	var ue usageError
-	if errors.As(err, &ue) || isCobraUsage(err) {
-		return exitUsage
+	if errors.As(err, &ue) || isCobraUsage(err) || domain.ErrorCode(err) == domain.CodeInvalid {
+		return exitUsage // a flag value the command cannot accept is bad usage too
 	}
 	return exitFailure
 }

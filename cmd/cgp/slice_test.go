@@ -415,6 +415,9 @@ func TestCustomerListCursorsFiltersAndSorts(t *testing.T) {
 
 	first := s.get(t, "/api/v1/customers?limit=5", tn.token).json(t)
 	cursor := first["pagination"].(map[string]any)["next_cursor"].(string)
+	if r := s.get(t, "/api/v1/customers", tn.token, "X-Wait-For-Position", "soon"); r.status != 400 || r.errorCode(t) != "invalid_parameter" {
+		t.Errorf("malformed X-Wait-For-Position: %d %s", r.status, r.body)
+	}
 	for _, c := range []struct {
 		query, code, field string
 	}{
