@@ -73,16 +73,24 @@ func (m *memVault) Shred(ctx context.Context, shop, subject string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	m.shred(func() {
+		delete(m.keys, [2]string{shop, subject})
+		m.shredded[[2]string{shop, subject}] = true
+	})
+	return nil
+}
+
+// shred runs fn under m.mu; when holdShred is set, it waits for the test
+// before and after (see waitIf).
+func (m *memVault) shred(fn func()) {
 	m.mu.Lock()
 	hold := m.holdShred
 	m.mu.Unlock()
 	m.waitIf(hold)
 	m.mu.Lock()
-	delete(m.keys, [2]string{shop, subject})
-	m.shredded[[2]string{shop, subject}] = true
+	fn()
 	m.mu.Unlock()
 	m.waitIf(hold)
-	return nil
 }
 
 func (m *memVault) waitIf(hold bool) {
@@ -99,19 +107,14 @@ func (m *memVault) ShredShop(ctx context.Context, shop string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	m.mu.Lock()
-	hold := m.holdShred
-	m.mu.Unlock()
-	m.waitIf(hold)
-	m.mu.Lock()
-	m.shops[shop] = true
-	for id := range m.keys {
-		if id[0] == shop {
-			delete(m.keys, id)
+	m.shred(func() {
+		m.shops[shop] = true
+		for id := range m.keys {
+			if id[0] == shop {
+				delete(m.keys, id)
+			}
 		}
-	}
-	m.mu.Unlock()
-	m.waitIf(hold)
+	})
 	return nil
 }
 

@@ -8,10 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/cgp-platform/cgp/vault"
+	"github.com/cgp-platform/cgp/vault/vaulttest"
 )
 
 func TestParseMasterKey(t *testing.T) {
@@ -189,29 +189,7 @@ func TestLoadOrCreateKeyFileOtherFailures(t *testing.T) {
 func TestLoadOrCreateKeyFileConcurrent(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "master.key")
-	const n = 8
-	keys := make([][]byte, n)
-	errs := make([]error, n)
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() { // exits after one call
-			defer wg.Done()
-			<-start
-			keys[i], errs[i] = vault.LoadOrCreateKeyFile(path)
-		}()
-	}
-	close(start)
-	wg.Wait()
-	for i := range n {
-		if errs[i] != nil {
-			t.Fatalf("caller %d: %v", i, errs[i])
-		}
-		if !bytes.Equal(keys[i], keys[0]) {
-			t.Fatalf("caller %d got another key", i)
-		}
-	}
+	vaulttest.SameKey(t, 8, func(int) ([]byte, error) { return vault.LoadOrCreateKeyFile(path) })
 	assertOnlyFiles(t, dir, "master.key")
 }
 

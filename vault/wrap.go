@@ -69,6 +69,15 @@ func ValidateID(shop, subject string) error {
 	return validateOne("subject", subject)
 }
 
+// ValidateMasterKey checks that master is MasterKeySize bytes, as Wrap and
+// the adapters' configs need. The error wraps ErrInvalidMasterKey.
+func ValidateMasterKey(master []byte) error {
+	if len(master) != MasterKeySize {
+		return fmt.Errorf("%w: %d bytes, want %d", ErrInvalidMasterKey, len(master), MasterKeySize)
+	}
+	return nil
+}
+
 // ValidateShop checks a shop id alone, as ValidateID does.
 func ValidateShop(shop string) error { return validateOne("shop", shop) }
 
@@ -165,8 +174,8 @@ func VerifyMasterCheck(master, check []byte) error {
 }
 
 func newAEAD(master []byte) (cipher.AEAD, error) {
-	if len(master) != MasterKeySize {
-		return nil, fmt.Errorf("%w: %d bytes, want %d", ErrInvalidMasterKey, len(master), MasterKeySize)
+	if err := ValidateMasterKey(master); err != nil {
+		return nil, err
 	}
 	block, err := aes.NewCipher(master)
 	if err != nil {

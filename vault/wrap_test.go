@@ -102,6 +102,17 @@ func TestWrapRejectsBadInput(t *testing.T) {
 	}
 }
 
+func TestValidateMasterKey(t *testing.T) {
+	if err := vault.ValidateMasterKey(master1); err != nil {
+		t.Fatalf("%d-byte master key refused: %v", len(master1), err)
+	}
+	for _, k := range [][]byte{nil, master1[:16], append(master1[:vault.MasterKeySize:vault.MasterKeySize], 0)} {
+		if err := vault.ValidateMasterKey(k); !errors.Is(err, vault.ErrInvalidMasterKey) {
+			t.Errorf("%d-byte master key: %v, want ErrInvalidMasterKey", len(k), err)
+		}
+	}
+}
+
 func TestMasterCheck(t *testing.T) {
 	check, err := vault.NewMasterCheck(master1)
 	if err != nil {

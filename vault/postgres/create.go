@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/cgp-platform/cgp/vault/internal/batch"
+	"github.com/cgp-platform/cgp/vault/internal/wrapstore"
 )
 
 // maxCreateBatch bounds how many queued creates one transaction takes.
@@ -25,159 +27,21 @@ const batchTimeout = 30 * time.Second
 // has begun.
 var ErrClosed = errors.New("postgres vault closed")
 
-// createReq is one creating DataKey call waiting for the batcher.
-type createReq struct {
-	shop, subject string
-	// fresh is the caller's new key, wrapped; stored if the subject has no
-	// row (key or tombstone) and its shop is not shredded.
-	fresh []byte
-	// gone is the caller's ctx.Done(): a request whose caller has gone
-	// before its batch starts is dropped unanswered.
-	gone <-chan struct{}
-	// done receives the answer; buffered, so the batcher never waits for a
-	// caller that has stopped listening.
-	done chan createResult
-}
-
-// createResult is the batcher's answer to one createReq.
-type createResult struct {
-	// wrapped is the subject's stored key (the request's own fresh one when
-	// inserted is set); nil when shredded.
-	wrapped  []byte
-	inserted bool
-	shredded bool
-	err      error
-}
-
-// Stats counts the create batcher's work since Open.
-type Stats struct {
-	// Commits is the number of create transactions committed, one per
-	// batch.
-	Commits uint64
-	// Requests is the number of creating DataKey calls those transactions
-	// answered (keys found, created or refused as shredded).
-	Requests uint64
-	// Created is the number of data keys they created. Requests/Commits is
-	// the mean group-commit size.
-	Created uint64
-}
-
-type counters struct {
-	commits, requests, created atomic.Uint64
-}
+// Stats counts the create batcher's work since Open: Commits is the number
+// of create transactions committed, Requests the creating DataKey calls they
+// answered (keys found, created or refused as shredded), Created the data
+// keys they created. Requests/Commits is the mean group-commit size.
+type Stats = batch.Stats
 
 // Stats reports the create batcher's counters.
-func (v *Vault) Stats() Stats {
-	return Stats{
-		Commits:  v.stats.commits.Load(),
-		Requests: v.stats.requests.Load(),
-		Created:  v.stats.created.Load(),
-	}
-}
+func (v *Vault) Stats() Stats { return v.keys.Creates.Stats() }
 
-// create queues a request for the batcher and waits for its answer or for
-// ctx. When ctx ends first the key may or may not be created; a later
-// DataKey returns it if it was.
-func (v *Vault) create(ctx context.Context, shop, subject string, fresh []byte) (createResult, error) {
-	if err := ctx.Err(); err != nil {
-		return createResult{}, err
-	}
-	r := &createReq{shop: shop, subject: subject, fresh: fresh, gone: ctx.Done(), done: make(chan createResult, 1)}
-	v.mu.Lock()
-	if v.closed {
-		v.mu.Unlock()
-		return createResult{}, ErrClosed
-	}
-	v.pending = append(v.pending, r)
-	v.mu.Unlock()
-	v.signal()
-	select {
-	case res := <-r.done:
-		return res, res.err
-	case <-ctx.Done():
-		return createResult{}, ctx.Err()
-	}
-}
-
-// signal wakes the batcher if it sleeps.
-func (v *Vault) signal() {
-	select {
-	case v.wake <- struct{}{}:
-	default:
-	}
-}
-
-// runCreates is the batcher goroutine. It commits what is queued, batch by
-// batch, and returns once Close has set closed and the queue is empty, so
-// every request queued before Close is answered.
-func (v *Vault) runCreates() {
-	defer close(v.batcherDone)
-	var batch []*createReq
-	for {
-		batch = v.nextBatch(batch[:0])
-		if len(batch) == 0 {
-			return
-		}
-		v.commitCreates(batch)
-		clear(batch)
-	}
-}
-
-// nextBatch moves up to maxCreateBatch queued requests, oldest first, into
-// buf. It waits while the queue is empty, and returns an empty batch only
-// once the vault is closed and the queue drained.
-func (v *Vault) nextBatch(buf []*createReq) []*createReq {
-	for {
-		v.mu.Lock()
-		if n := min(len(v.pending), maxCreateBatch); n > 0 {
-			buf = append(buf, v.pending[:n]...)
-			rest := copy(v.pending, v.pending[n:])
-			clear(v.pending[rest:])
-			v.pending = v.pending[:rest]
-			v.mu.Unlock()
-			return buf
-		}
-		closed := v.closed
-		v.mu.Unlock()
-		if closed {
-			return buf
-		}
-		<-v.wake
-	}
-}
-
-// commitCreates runs one batch and answers each request whose caller is
-// still waiting.
-func (v *Vault) commitCreates(batch []*createReq) {
-	live := batch[:0]
-	for _, r := range batch {
-		select {
-		case <-r.gone:
-			// The caller has returned ctx.Err(); creating nothing is
-			// cheapest.
-		default:
-			live = append(live, r)
-		}
-	}
-	if len(live) == 0 {
-		return
-	}
+// commitCreates is the create batcher's commit: createTx, bounded by
+// batchTimeout.
+func (v *Vault) commitCreates(reqs []wrapstore.CreateRequest, out []wrapstore.CreateResult) (uint64, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
 	defer cancel()
-	out := make([]createResult, len(live))
-	created, err := v.createTx(ctx, live, out)
-	if err == nil {
-		v.stats.commits.Add(1)
-		v.stats.requests.Add(uint64(len(live)))
-		v.stats.created.Add(created)
-	}
-	for i, r := range live {
-		if err != nil {
-			r.done <- createResult{err: err}
-			continue
-		}
-		r.done <- out[i]
-	}
+	return v.createTx(ctx, reqs, out)
 }
 
 type subjectID struct{ shop, subject string }
@@ -194,12 +58,12 @@ type subjectID struct{ shop, subject string }
 // requests for one subject get the same answer. It fills out, one answer
 // per request, and reports how many keys it inserted; on error nothing is
 // committed and out must be ignored.
-func (v *Vault) createTx(ctx context.Context, batch []*createReq, out []createResult) (uint64, error) {
+func (v *Vault) createTx(ctx context.Context, reqs []wrapstore.CreateRequest, out []wrapstore.CreateResult) (uint64, error) {
 	// The first request for each subject supplies the fresh key.
-	first := make(map[subjectID]int, len(batch))
+	first := make(map[subjectID]int, len(reqs))
 	var ids []subjectID
-	for i, r := range batch {
-		id := subjectID{r.shop, r.subject}
+	for i, r := range reqs {
+		id := subjectID{r.Shop, r.Subject}
 		if _, dup := first[id]; !dup {
 			first[id] = i
 			ids = append(ids, id)
@@ -216,7 +80,7 @@ func (v *Vault) createTx(ctx context.Context, batch []*createReq, out []createRe
 		if len(shops) == 0 || shops[len(shops)-1] != id.shop {
 			shops = append(shops, id.shop)
 		}
-		shopOf[i], subjects[i], fresh[i] = id.shop, id.subject, batch[first[id]].fresh
+		shopOf[i], subjects[i], fresh[i] = id.shop, id.subject, reqs[first[id]].Fresh
 	}
 
 	var b pgx.Batch
@@ -236,19 +100,19 @@ func (v *Vault) createTx(ctx context.Context, batch []*createReq, out []createRe
 	}
 
 	var created uint64
-	for i, r := range batch {
-		id := subjectID{r.shop, r.subject}
+	for i, r := range reqs {
+		id := subjectID{r.Shop, r.Subject}
 		w, ok := stored[id]
 		switch {
-		case shredded[r.shop] || (ok && w == nil):
-			out[i] = createResult{shredded: true}
+		case shredded[r.Shop] || (ok && w == nil):
+			out[i] = wrapstore.CreateResult{Shredded: true}
 		case !ok:
 			// Not possible while the shop row is held: only ShredShop
 			// deletes a key row.
 			return 0, fmt.Errorf("read keys: no row for a subject after insert")
 		default:
-			mine := first[id] == i && bytes.Equal(w, r.fresh)
-			out[i] = createResult{wrapped: w, inserted: mine}
+			mine := first[id] == i && bytes.Equal(w, r.Fresh)
+			out[i] = wrapstore.CreateResult{Wrapped: w, Inserted: mine}
 			if mine {
 				created++
 			}

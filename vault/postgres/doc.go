@@ -34,5 +34,11 @@
 // wrapped key is useless without the master key, which never reaches the
 // database. Keep the master key out of database backups.
 //
-// It imports the standard library, vault, and github.com/jackc/pgx/v5.
+// The create queue itself is vault/internal/batch, and the DataKey flow
+// around it (read, wrap a new key, queue it, interpret the answer) is
+// vault/internal/wrapstore, shared with the SQLite adapter; this package
+// supplies the look-up and the batch's transaction.
+//
+// It imports the standard library, vault, vault/internal/batch,
+// vault/internal/wrapstore, and github.com/jackc/pgx/v5.
 package postgres

@@ -13,6 +13,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/cgp-platform/cgp/vault"
+	"github.com/cgp-platform/cgp/vault/internal/batch"
+	"github.com/cgp-platform/cgp/vault/internal/wrapstore"
 )
 
 // DefaultSchema is the schema the vault's tables live in when Config.Schema
@@ -45,8 +47,8 @@ func (c Config) Validate() error {
 	if c.DSN == "" {
 		errs = append(errs, errors.New("dsn is required"))
 	}
-	if len(c.MasterKey) != vault.MasterKeySize {
-		errs = append(errs, fmt.Errorf("%w: %d bytes, want %d", vault.ErrInvalidMasterKey, len(c.MasterKey), vault.MasterKeySize))
+	if err := vault.ValidateMasterKey(c.MasterKey); err != nil {
+		errs = append(errs, err)
 	}
 	if c.Schema != "" && !schemaName.MatchString(c.Schema) {
 		errs = append(errs, fmt.Errorf("schema %q: want lower-case letters, digits and underscores, at most 63", c.Schema))
@@ -79,16 +81,9 @@ type Vault struct {
 
 	// writer is the create batcher's own pool of one connection.
 	writer *pgxpool.Pool
-	// mu guards pending and closed.
-	mu      sync.Mutex
-	pending []*createReq
-	closed  bool
-	// wake tells the batcher that pending grew or that closed was set.
-	wake chan struct{}
-	// batcherDone is closed when the batcher goroutine returns.
-	batcherDone chan struct{}
-	stats       counters
-	closeOnce   sync.Once
+	// keys runs DataKey; keys.Creates is the create batcher.
+	keys      wrapstore.Store
+	closeOnce sync.Once
 }
 
 var _ vault.Vault = (*Vault)(nil)
@@ -190,21 +185,25 @@ func Open(ctx context.Context, cfg Config) (*Vault, error) {
 		return nil, fmt.Errorf("open postgres vault: %w", err)
 	}
 	v := &Vault{
-		pool:        pool,
-		writer:      writer,
-		master:      append([]byte(nil), cfg.MasterKey...),
-		now:         cfg.Now,
-		schema:      cfg.Schema,
-		q:           newQueries(cfg.Schema),
-		wake:        make(chan struct{}, 1),
-		batcherDone: make(chan struct{}),
+		pool:   pool,
+		writer: writer,
+		master: append([]byte(nil), cfg.MasterKey...),
+		now:    cfg.Now,
+		schema: cfg.Schema,
+		q:      newQueries(cfg.Schema),
 	}
 	if err := v.init(ctx); err != nil {
 		pool.Close()
 		writer.Close()
 		return nil, fmt.Errorf("open postgres vault (schema %s): %w", cfg.Schema, err)
 	}
-	go v.runCreates() // exits once Close has set closed and the queue is empty
+	// Its goroutine returns in Close, once the queued creates are answered.
+	creates := batch.New(batch.Config[wrapstore.CreateRequest, wrapstore.CreateResult]{
+		Max:    maxCreateBatch,
+		Commit: v.commitCreates,
+		Closed: ErrClosed,
+	})
+	v.keys = wrapstore.Store{Master: v.master, Lookup: v.lookup, Creates: creates}
 	return v, nil
 }
 
@@ -233,44 +232,21 @@ func (v *Vault) init(ctx context.Context) error {
 	})
 }
 
-// DataKey implements vault.Vault.
+// DataKey implements vault.Vault. It reads on the pool; a create goes to
+// the batcher, which writes the new key or finds a key or tombstone that
+// came first.
 func (v *Vault) DataKey(ctx context.Context, shop, subject string, create bool) ([]byte, error) {
-	if err := vault.ValidateID(shop, subject); err != nil {
-		return nil, fmt.Errorf("data key: %w", err)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("data key: %w", err)
-	}
-	var shopShredded, subjectShredded bool
-	var wrapped []byte
-	if err := v.pool.QueryRow(ctx, v.q.lookup, shop, subject).Scan(&shopShredded, &wrapped, &subjectShredded); err != nil {
-		return nil, fmt.Errorf("data key: look up: %w", err)
-	}
-	switch {
-	case shopShredded || subjectShredded:
-		return nil, vault.ErrShredded
-	case wrapped != nil:
-		return v.unwrap(shop, subject, wrapped)
-	case !create:
-		return nil, vault.ErrNotFound
-	}
+	return v.keys.DataKey(ctx, shop, subject, create)
+}
 
-	key := vault.NewKey()
-	fresh, err := vault.Wrap(v.master, shop, subject, key)
-	if err != nil {
-		return nil, fmt.Errorf("data key: %w", err)
+// lookup reads the subject's wrapped key and whether it or its shop is
+// shredded, in one statement.
+func (v *Vault) lookup(ctx context.Context, shop, subject string) (wrapped []byte, shredded bool, err error) {
+	var shopShredded, subjectShredded bool
+	if err := v.pool.QueryRow(ctx, v.q.lookup, shop, subject).Scan(&shopShredded, &wrapped, &subjectShredded); err != nil {
+		return nil, false, fmt.Errorf("look up: %w", err)
 	}
-	// The batcher writes it, or finds a key or tombstone that came first.
-	res, err := v.create(ctx, shop, subject, fresh)
-	switch {
-	case err != nil:
-		return nil, fmt.Errorf("create data key: %w", err)
-	case res.shredded:
-		return nil, vault.ErrShredded
-	case res.inserted:
-		return key, nil
-	}
-	return v.unwrap(shop, subject, res.wrapped)
+	return wrapped, shopShredded || subjectShredded, nil
 }
 
 // Shred implements vault.Vault: the subject's row keeps no key and records
@@ -321,21 +297,9 @@ func (v *Vault) ShredShop(ctx context.Context, shop string) error {
 // no-op.
 func (v *Vault) Close() error {
 	v.closeOnce.Do(func() {
-		v.mu.Lock()
-		v.closed = true
-		v.mu.Unlock()
-		v.signal()
-		<-v.batcherDone
+		v.keys.Creates.Close()
 		v.writer.Close()
 		v.pool.Close()
 	})
 	return nil
-}
-
-func (v *Vault) unwrap(shop, subject string, wrapped []byte) ([]byte, error) {
-	key, err := vault.Unwrap(v.master, shop, subject, wrapped)
-	if err != nil {
-		return nil, fmt.Errorf("data key: %w", err)
-	}
-	return key, nil
 }

@@ -3,17 +3,14 @@ package postgres_test
 import (
 	"bytes"
 	"context"
-	crand "crypto/rand"
+	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net"
 	"os"
-	"runtime"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -82,7 +79,7 @@ func newSchema(t testing.TB) string {
 	t.Helper()
 	connect(t).Close(context.Background())
 	b := make([]byte, 6)
-	_, _ = crand.Read(b)
+	_, _ = rand.Read(b)
 	name := "vault_test_" + hex.EncodeToString(b)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -109,10 +106,37 @@ func openSchema(t testing.TB, schema string, master []byte) *postgres.Vault {
 
 func TestContract(t *testing.T) {
 	requirePostgres(t)
-	vaulttest.RunPersistent(t, func(t *testing.T) (vault.Vault, func() vault.Vault) {
+	vaulttest.RunBackend(t, func(t *testing.T) vaulttest.Backend {
 		schema := newSchema(t)
-		return openSchema(t, schema, testMaster()), func() vault.Vault { return openSchema(t, schema, testMaster()) }
+		v := openSchema(t, schema, testMaster())
+		return vaulttest.Backend{
+			Vault:  v,
+			Reopen: func() vault.Vault { return openSchema(t, schema, testMaster()) },
+			StoredKeys: func(t *testing.T, shop, subject string) int {
+				return storedKeys(t, schema, shop, subject)
+			},
+			Created: func() uint64 { return v.Stats().Created },
+		}
 	})
+}
+
+// storedKeys counts the wrapped keys in the schema's data_keys table: of
+// the subject in shop, of every subject of shop when subject is "", of
+// every shop when shop is "" too.
+func storedKeys(t *testing.T, schema, shop, subject string) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn := connect(t)
+	defer conn.Close(ctx)
+	var n int
+	err := conn.QueryRow(ctx, "SELECT count(*) FROM "+pgx.Identifier{schema, "data_keys"}.Sanitize()+
+		` WHERE wrapped IS NOT NULL AND ($1::text = '' OR shop = $1) AND ($2::text = '' OR subject = $2)`,
+		shop, subject).Scan(&n)
+	if err != nil {
+		t.Fatalf("count stored keys: %v", err)
+	}
+	return n
 }
 
 func TestContractCached(t *testing.T) {
@@ -321,225 +345,6 @@ func TestConcurrentOpenAndUse(t *testing.T) {
 	}
 }
 
-// TestConcurrentCreatesManySubjects has 64 callers create 200 subjects of
-// two shops, each subject asked for by several callers in different orders,
-// through the batcher: every caller gets the one key of a subject, subjects
-// never share a key, each has one row, and the keys survive a reopen.
-func TestConcurrentCreatesManySubjects(t *testing.T) {
-	requirePostgres(t)
-	schema := newSchema(t)
-	v := openSchema(t, schema, testMaster())
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	const (
-		callers  = 64
-		subjects = 200
-		perCall  = 50
-	)
-	type id struct{ shop, subject string }
-	ids := make([]id, subjects)
-	for i := range ids {
-		ids[i] = id{fmt.Sprintf("shop_%d", i%2), fmt.Sprintf("cus_%d", i)}
-	}
-	got := make([]map[id][]byte, callers)
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for c := range callers {
-		got[c] = map[id][]byte{}
-		rng := rand.New(rand.NewPCG(uint64(c), 7))
-		wg.Add(1)
-		go func() { // exits after its calls or on an error
-			defer wg.Done()
-			<-start
-			for range perCall {
-				s := ids[rng.IntN(subjects)]
-				k, err := v.DataKey(ctx, s.shop, s.subject, true)
-				if err != nil {
-					t.Errorf("%v: %v", s, err)
-					return
-				}
-				if prev, ok := got[c][s]; ok && !bytes.Equal(prev, k) {
-					t.Errorf("%v: one caller got two keys", s)
-					return
-				}
-				got[c][s] = k
-			}
-		}()
-	}
-	close(start)
-	wg.Wait()
-	if t.Failed() {
-		t.FailNow()
-	}
-	keys := map[id][]byte{}
-	owner := map[string]id{}
-	for c := range callers {
-		for s, k := range got[c] {
-			if prev, ok := keys[s]; ok && !bytes.Equal(prev, k) {
-				t.Fatalf("%v: callers got different keys", s)
-			}
-			keys[s] = k
-			if o, ok := owner[string(k)]; ok && o != s {
-				t.Fatalf("%v and %v share a key", o, s)
-			}
-			owner[string(k)] = s
-		}
-	}
-	st := v.Stats()
-	if st.Created != uint64(len(keys)) {
-		t.Errorf("stats: %d keys created, want %d (%+v)", st.Created, len(keys), st)
-	}
-	if err := v.Close(); err != nil {
-		t.Fatal(err)
-	}
-	conn := connect(t)
-	defer conn.Close(ctx)
-	var rows int
-	if err := conn.QueryRow(ctx, "SELECT count(*) FROM "+pgx.Identifier{schema, "data_keys"}.Sanitize()).Scan(&rows); err != nil {
-		t.Fatal(err)
-	}
-	if rows != len(keys) {
-		t.Fatalf("%d rows in data_keys, want %d", rows, len(keys))
-	}
-	v2 := openSchema(t, schema, testMaster())
-	defer v2.Close()
-	for s, k := range keys {
-		if k2, err := v2.DataKey(ctx, s.shop, s.subject, false); err != nil || !bytes.Equal(k2, k) {
-			t.Fatalf("%v after reopen: %v", s, err)
-		}
-	}
-}
-
-// TestCreateRacingShred states the guarantee a create racing a shred has,
-// and checks it: DataKey returns a key only if that key was committed
-// before the shred's transaction, which then deleted it. So every caller
-// gets the same key or ErrShredded; a call that starts after Shred (or
-// ShredShop) has returned always gets ErrShredded; and once the shred has
-// returned the table holds no key of the subject: no create slipped in
-// after it. A call that overlaps the shred may still return the key the shred
-// deleted, as a read that started just before the shred would.
-func TestCreateRacingShred(t *testing.T) {
-	requirePostgres(t)
-	schema := newSchema(t)
-	v := openSchema(t, schema, testMaster())
-	defer v.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	conn := connect(t)
-	defer conn.Close(ctx)
-	table := pgx.Identifier{schema, "data_keys"}.Sanitize()
-	const (
-		rounds  = 20
-		callers = 16
-	)
-	var keyFirst, shredFirst int
-	for r := range rounds {
-		byShop := r%3 == 2
-		shop := "shop_a"
-		if byShop {
-			shop = fmt.Sprintf("shop_r%d", r)
-		}
-		subject := fmt.Sprintf("cus_%d", r)
-
-		var shredReturned atomic.Bool
-		var calls atomic.Int64
-		start := make(chan struct{})
-		var mu sync.Mutex
-		var keys [][]byte
-		var wg sync.WaitGroup
-		for c := range callers {
-			wg.Add(1)
-			go func() { // exits once it has seen ErrShredded, or on an error
-				defer wg.Done()
-				<-start
-				sawShredded := false
-				for i := 0; ; i++ {
-					after := shredReturned.Load()
-					calls.Add(1)
-					// Odd callers also create other new subjects of the shop,
-					// so that the batches racing the shred hold several.
-					s := subject
-					if c%2 == 1 && i%2 == 1 {
-						s = fmt.Sprintf("%s_other_%d_%d", subject, c, i)
-					}
-					k, err := v.DataKey(ctx, shop, s, true)
-					switch {
-					case errors.Is(err, vault.ErrShredded):
-						if s == subject {
-							sawShredded = true
-						}
-					case err != nil:
-						t.Errorf("round %d: %s/%s: %v", r, shop, s, err)
-						return
-					case s != subject:
-						if after && byShop {
-							t.Errorf("round %d: %s/%s: created after ShredShop returned", r, shop, s)
-							return
-						}
-						continue
-					case after:
-						t.Errorf("round %d: %s/%s: key returned to a call that started after the shred returned", r, shop, s)
-						return
-					case sawShredded:
-						t.Errorf("round %d: %s/%s: key returned after ErrShredded", r, shop, s)
-						return
-					default:
-						mu.Lock()
-						keys = append(keys, k)
-						mu.Unlock()
-					}
-					if sawShredded && after {
-						return
-					}
-				}
-			}()
-		}
-		close(start)
-		// Shred at once, or once some calls have started, so that rounds
-		// differ in which of the creates and the shred win.
-		for wait := int64(r%4) * callers / 2; calls.Load() < wait && ctx.Err() == nil; {
-			runtime.Gosched()
-		}
-		var err error
-		if byShop {
-			err = v.ShredShop(ctx, shop)
-		} else {
-			err = v.Shred(ctx, shop, subject)
-		}
-		shredReturned.Store(true)
-		if err != nil {
-			t.Fatalf("round %d: shred: %v", r, err)
-		}
-		wg.Wait()
-		if t.Failed() {
-			t.FailNow()
-		}
-		for i := range keys {
-			if !bytes.Equal(keys[i], keys[0]) {
-				t.Fatalf("round %d: callers got %d different keys: one was created after the shred", r, len(keys))
-			}
-		}
-		if len(keys) > 0 {
-			keyFirst++
-		} else {
-			shredFirst++
-		}
-		var left int
-		q := "SELECT count(*) FROM " + table + " WHERE wrapped IS NOT NULL AND shop = $1 AND subject = $2"
-		args := []any{shop, subject}
-		if byShop {
-			q, args = "SELECT count(*) FROM "+table+" WHERE wrapped IS NOT NULL AND shop = $1", []any{shop}
-		}
-		if err := conn.QueryRow(ctx, q, args...).Scan(&left); err != nil {
-			t.Fatal(err)
-		}
-		if left != 0 {
-			t.Fatalf("round %d: %d keys of the shredded subject or shop left after the shred returned", r, left)
-		}
-	}
-	t.Logf("%d rounds where a key was returned before the shred, %d where the shred came first", keyFirst, shredFirst)
-}
-
 func BenchmarkPostgres(b *testing.B) {
 	requirePostgres(b)
 	vaulttest.Bench(b, func(b *testing.B) vault.Vault { return openSchema(b, newSchema(b), testMaster()) })
@@ -550,68 +355,6 @@ func BenchmarkPostgresCached(b *testing.B) {
 	vaulttest.Bench(b, func(b *testing.B) vault.Vault {
 		return vault.NewCache(openSchema(b, newSchema(b), testMaster()), 1024)
 	})
-}
-
-// TestShredShopRacingCreatesLeavesNoKeys creates keys of new subjects in a
-// shop from several goroutines while the shop is shredded: afterwards no
-// wrapped key of the shop may be left in the table, not even one whose
-// creation overlapped the shred (reads would refuse it, but it must not
-// stay stored).
-func TestShredShopRacingCreatesLeavesNoKeys(t *testing.T) {
-	requirePostgres(t)
-	schema := newSchema(t)
-	v := openSchema(t, schema, testMaster())
-	defer v.Close()
-	conn := connect(t)
-	defer conn.Close(context.Background())
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	const (
-		rounds  = 10
-		callers = 8
-	)
-	for r := range rounds {
-		shop := fmt.Sprintf("shop_%d", r)
-		created := make(chan struct{}, 1)
-		var wg sync.WaitGroup
-		for c := range callers {
-			wg.Add(1)
-			go func() { // exits when the shop is shredded or on an error
-				defer wg.Done()
-				for i := 0; ; i++ {
-					_, err := v.DataKey(ctx, shop, fmt.Sprintf("cus_%d_%d", c, i), true)
-					if errors.Is(err, vault.ErrShredded) {
-						return
-					}
-					if err != nil {
-						t.Errorf("create: %v", err)
-						return
-					}
-					select {
-					case created <- struct{}{}:
-					default:
-					}
-				}
-			}()
-		}
-		select {
-		case <-created:
-		case <-ctx.Done():
-			t.Fatal("no key created before the deadline")
-		}
-		if err := v.ShredShop(ctx, shop); err != nil {
-			t.Fatal(err)
-		}
-		wg.Wait()
-		var left int
-		if err := conn.QueryRow(ctx, "SELECT count(*) FROM "+pgx.Identifier{schema, "data_keys"}.Sanitize()+
-			" WHERE shop = $1 AND wrapped IS NOT NULL", shop).Scan(&left); err != nil {
-			t.Fatal(err)
-		}
-		if left != 0 {
-			t.Fatalf("round %d: %d wrapped keys of the shredded shop left in the table", r, left)
-		}
-	}
 }
 
 // BenchmarkPostgresParallelCreate creates distinct subjects from 64

@@ -48,5 +48,11 @@
 // Every connection keeps a few prepared statements (_stmt_cache_size), so
 // that the look-up and the batch insert are not parsed again on each call.
 //
-// It imports the standard library, vault, and github.com/mattn/go-sqlite3.
+// The create queue itself is vault/internal/batch (holding the write lock
+// around each batch), and the DataKey flow around it is
+// vault/internal/wrapstore, shared with the PostgreSQL adapter; this
+// package supplies the look-up and the batch's transaction.
+//
+// It imports the standard library, vault, vault/internal/batch,
+// vault/internal/wrapstore, and github.com/mattn/go-sqlite3.
 package sqlite

@@ -15,6 +15,8 @@ import (
 	sqlite3 "github.com/mattn/go-sqlite3"
 
 	"github.com/cgp-platform/cgp/vault"
+	"github.com/cgp-platform/cgp/vault/internal/batch"
+	"github.com/cgp-platform/cgp/vault/internal/wrapstore"
 )
 
 // ErrCheckpointBusy is returned by Shred and ShredShop when the shred was
@@ -48,8 +50,8 @@ func (c Config) Validate() error {
 	if c.Path == "" {
 		errs = append(errs, errors.New("path is required"))
 	}
-	if len(c.MasterKey) != vault.MasterKeySize {
-		errs = append(errs, fmt.Errorf("%w: %d bytes, want %d", vault.ErrInvalidMasterKey, len(c.MasterKey), vault.MasterKeySize))
+	if err := vault.ValidateMasterKey(c.MasterKey); err != nil {
+		errs = append(errs, err)
 	}
 	if c.BusyTimeout < 0 {
 		errs = append(errs, errors.New("busy timeout must not be negative"))
@@ -83,23 +85,26 @@ type Vault struct {
 	now    func() time.Time
 	// write admits one writer of this process at a time, so that writers
 	// queue here (honouring ctx) instead of spinning in SQLite's busy handler.
-	write chan struct{}
+	write writeLock
 
 	// creator holds the create batcher's own connection, so that its
 	// transactions never queue behind readers for one from the pool.
 	creator *creator
-	// mu guards pending and closed.
-	mu      sync.Mutex
-	pending []*createReq
-	closed  bool
-	// wake tells the batcher that pending grew or that closed was set.
-	wake chan struct{}
-	// batcherDone is closed when the batcher goroutine returns.
-	batcherDone chan struct{}
-	stats       counters
-	closeOnce   sync.Once
-	closeErr    error
+	// keys runs DataKey; keys.Creates is the create batcher.
+	keys      wrapstore.Store
+	closeOnce sync.Once
+	closeErr  error
 }
+
+// writeLock is a lock of one slot that a writer can also wait for in a
+// select, beside its ctx.
+type writeLock chan struct{}
+
+// Lock takes the lock, for the create batcher.
+func (l writeLock) Lock() { l <- struct{}{} }
+
+// Unlock releases the lock.
+func (l writeLock) Unlock() { <-l }
 
 var _ vault.Vault = (*Vault)(nil)
 
@@ -145,12 +150,10 @@ func Open(cfg Config) (*Vault, error) {
 	db.SetMaxIdleConns(conns)
 
 	v := &Vault{
-		db:          db,
-		master:      append([]byte(nil), cfg.MasterKey...),
-		now:         cfg.Now,
-		write:       make(chan struct{}, 1),
-		wake:        make(chan struct{}, 1),
-		batcherDone: make(chan struct{}),
+		db:     db,
+		master: append([]byte(nil), cfg.MasterKey...),
+		now:    cfg.Now,
+		write:  make(writeLock, 1),
 	}
 	ctx := context.Background()
 	if err := v.init(ctx); err != nil {
@@ -161,7 +164,14 @@ func Open(cfg Config) (*Vault, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("open sqlite vault %s: %w", path, err)
 	}
-	go v.runCreates() // exits once Close has set closed and the queue is empty
+	// Its goroutine returns in Close, once the queued creates are answered.
+	creates := batch.New(batch.Config[wrapstore.CreateRequest, wrapstore.CreateResult]{
+		Max:    maxCreateBatch,
+		Commit: v.commitCreates,
+		Lock:   v.write,
+		Closed: ErrClosed,
+	})
+	v.keys = wrapstore.Store{Master: v.master, Lookup: v.lookup, Creates: creates}
 	return v, nil
 }
 
@@ -199,44 +209,11 @@ func (v *Vault) init(ctx context.Context) error {
 	})
 }
 
-// DataKey implements vault.Vault.
+// DataKey implements vault.Vault. It reads on any pooled connection; a
+// create goes to the batcher, which looks again under the write lock:
+// another writer may have created or shredded the subject since the read.
 func (v *Vault) DataKey(ctx context.Context, shop, subject string, create bool) ([]byte, error) {
-	if err := vault.ValidateID(shop, subject); err != nil {
-		return nil, fmt.Errorf("data key: %w", err)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("data key: %w", err)
-	}
-	wrapped, shredded, err := lookup(ctx, v.db, shop, subject)
-	if err != nil {
-		return nil, fmt.Errorf("data key: %w", err)
-	}
-	switch {
-	case shredded:
-		return nil, vault.ErrShredded
-	case wrapped != nil:
-		return v.unwrap(shop, subject, wrapped)
-	case !create:
-		return nil, vault.ErrNotFound
-	}
-
-	key := vault.NewKey()
-	fresh, err := vault.Wrap(v.master, shop, subject, key)
-	if err != nil {
-		return nil, fmt.Errorf("data key: %w", err)
-	}
-	// The batcher looks again under the write lock: another writer may have
-	// created or shredded the subject since the read above.
-	res, err := v.create(ctx, shop, subject, fresh)
-	switch {
-	case err != nil:
-		return nil, fmt.Errorf("create data key: %w", err)
-	case res.shredded:
-		return nil, vault.ErrShredded
-	case res.inserted:
-		return key, nil
-	}
-	return v.unwrap(shop, subject, res.wrapped)
+	return v.keys.DataKey(ctx, shop, subject, create)
 }
 
 // Shred implements vault.Vault: it deletes the wrapped key, records the
@@ -308,11 +285,7 @@ func (v *Vault) shredTx(ctx context.Context, op string, fn func(tx *sql.Tx) erro
 // connection closes. Calling Close again returns the first call's result.
 func (v *Vault) Close() error {
 	v.closeOnce.Do(func() {
-		v.mu.Lock()
-		v.closed = true
-		v.mu.Unlock()
-		v.signal()
-		<-v.batcherDone
+		v.keys.Creates.Close()
 		err := errors.Join(v.creator.close(), v.db.Close())
 		if err != nil {
 			v.closeErr = fmt.Errorf("close sqlite vault: %w", err)
@@ -330,8 +303,8 @@ const lookupSQL = `
 				OR EXISTS (SELECT 1 FROM shredded_shops WHERE shop = ?1)`
 
 // lookup runs lookupSQL on the pool.
-func lookup(ctx context.Context, db *sql.DB, shop, subject string) (wrapped []byte, shredded bool, err error) {
-	return scanLookup(db.QueryRowContext(ctx, lookupSQL, shop, subject))
+func (v *Vault) lookup(ctx context.Context, shop, subject string) (wrapped []byte, shredded bool, err error) {
+	return scanLookup(v.db.QueryRowContext(ctx, lookupSQL, shop, subject))
 }
 
 func scanLookup(row *sql.Row) (wrapped []byte, shredded bool, err error) {
@@ -339,14 +312,6 @@ func scanLookup(row *sql.Row) (wrapped []byte, shredded bool, err error) {
 		return nil, false, fmt.Errorf("look up key: %w", err)
 	}
 	return wrapped, shredded, nil
-}
-
-func (v *Vault) unwrap(shop, subject string, wrapped []byte) ([]byte, error) {
-	key, err := vault.Unwrap(v.master, shop, subject, wrapped)
-	if err != nil {
-		return nil, fmt.Errorf("data key: %w", err)
-	}
-	return key, nil
 }
 
 // writeTx runs fn in a BEGIN IMMEDIATE transaction, one writer of this
