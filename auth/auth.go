@@ -2,9 +2,14 @@ package auth
 
 import (
 	"context"
+	"errors"
 	"crypto/subtle"
 	"net/http"
+	"net/netip"
+	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/httpapi"
@@ -12,24 +17,76 @@ import (
 
 // Principal is an authenticated admin-token caller.
 type Principal struct {
-	TokenID string
-	ShopID  string
-	Scopes  []domain.Scope
+	TokenID   string
+	ShopID    string // "" for a master token
+	AccountID string // set for a master token
+	Master    bool
+	Scopes    []domain.Scope
+	Plan      domain.Plan
 }
 
 // Token is what Finder returns for a token hash.
 type Token struct {
-	ID      string
-	ShopID  string
-	Hash    string // hex SHA-256 of the raw token
-	Scopes  []domain.Scope
-	Revoked bool
+	ID        string
+	ShopID    string
+	AccountID string
+	Master    bool
+	Hash      string // hex SHA-256 of the raw token
+	Scopes    []domain.Scope
+	Revoked   bool
+	ShopPlan  domain.Plan
 }
 
 // Finder looks a token up by the hex SHA-256 of its raw value. It returns an
 // error with domain code not_found for an unknown hash.
 type Finder interface {
 	TokenByHash(ctx context.Context, hash string) (*Token, error)
+}
+
+// Verdict is the brute-force guard's answer for a client address.
+type Verdict struct {
+	Allowed    bool
+	Code       string // too_many_failed_attempts or ip_blocked when refused
+	RetryAfter time.Duration
+	Alert      bool // this failure crossed the alert threshold (once)
+	Failures   bool // the address has failures on record (a success resets them)
+}
+
+// Guard counts failed authentications per client address.
+type Guard interface {
+	Check(ctx context.Context, ip netip.Addr) (Verdict, error)
+	Fail(ctx context.Context, ip netip.Addr) (Verdict, error)
+	Succeed(ctx context.Context, ip netip.Addr) error
+}
+
+// Decision is the rate limiter's answer for a token.
+type Decision struct {
+	Allowed    bool
+	Limit      int
+	Remaining  int
+	Reset      time.Time
+	RetryAfter time.Duration
+}
+
+// Limiter limits requests per key to perMinute.
+type Limiter interface {
+	Allow(ctx context.Context, key string, perMinute int) (Decision, error)
+}
+
+// Config configures an Authenticator.
+type Config struct {
+	Tokens Finder
+	Guard  Guard
+	Limits Limiter
+	// PerMinute is the request limit per token by plan; plans absent get
+	// DefaultPerMinute.
+	PerMinute        map[domain.Plan]int
+	DefaultPerMinute int
+	// OnAlert is called once when an address crosses the alert threshold
+	// (1000 failures in 24 hours). It must not block.
+	OnAlert func(ip netip.Addr)
+	// Now is the clock of last-used times. Default time.Now.
+	Now func() time.Time
 }
 
 type principalKey struct{}
@@ -40,60 +97,263 @@ func FromContext(ctx context.Context) (Principal, bool) {
 	return p, ok
 }
 
-// WithPrincipal returns ctx carrying p (used by the middleware and tests).
+// WithPrincipal returns ctx carrying p.
 func WithPrincipal(ctx context.Context, p Principal) context.Context {
 	return context.WithValue(ctx, principalKey{}, p)
 }
 
-// Authenticator checks bearer tokens.
+// Authenticator checks bearer tokens, plans, scopes, rate limits and
+// brute-force counters. It keeps a cache of tokens in front of the Finder,
+// dropped whole by Invalidate (the tenancy projection calls it after every
+// change) and never filled with a lookup that overlapped an Invalidate.
 type Authenticator struct {
-	tokens Finder
+	cfg      Config
+	LastUsed *LastUsed
+
+	mu      sync.RWMutex
+	gen     uint64
+	cache   map[string]*Token
+	revoked map[string]time.Time // hashes revoked here, until the read model agrees
 }
 
-// New returns an authenticator over a token finder.
-func New(tokens Finder) *Authenticator { return &Authenticator{tokens: tokens} }
+// maxCache bounds the token cache.
+const maxCache = 100_000
 
-// Authenticate resolves the request's bearer token.
-func (a *Authenticator) Authenticate(r *http.Request) (Principal, error) {
+// New returns an authenticator.
+func New(cfg Config) *Authenticator {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.DefaultPerMinute == 0 {
+		cfg.DefaultPerMinute = 600
+	}
+	return &Authenticator{cfg: cfg, LastUsed: NewLastUsed(), cache: map[string]*Token{}, revoked: map[string]time.Time{}}
+}
+
+// Invalidate drops every cached token.
+func (a *Authenticator) Invalidate() {
+	a.mu.Lock()
+	a.gen++
+	a.cache = map[string]*Token{}
+	now := a.cfg.Now()
+	for h, until := range a.revoked {
+		if now.After(until) {
+			delete(a.revoked, h)
+		}
+	}
+	a.mu.Unlock()
+}
+
+// Revoke makes a token hash fail at once in this process, before the read
+// model reflects the rotation or revocation that was just committed.
+func (a *Authenticator) Revoke(hash string) {
+	a.mu.Lock()
+	a.revoked[hash] = a.cfg.Now().Add(10 * time.Minute)
+	delete(a.cache, hash)
+	a.gen++
+	a.mu.Unlock()
+}
+
+func (a *Authenticator) lookup(ctx context.Context, hash string) (*Token, error) {
+	a.mu.RLock()
+	t, hit := a.cache[hash]
+	_, revoked := a.revoked[hash]
+	gen := a.gen
+	a.mu.RUnlock()
+	if revoked {
+		return nil, httpapi.InvalidToken()
+	}
+	if hit {
+		return t, nil
+	}
+	t, err := a.cfg.Tokens.TokenByHash(ctx, hash)
+	if err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	if a.gen == gen && len(a.cache) < maxCache {
+		a.cache[hash] = t
+	}
+	a.mu.Unlock()
+	return t, nil
+}
+
+// bearer extracts the raw bearer token: "" and false when the header is
+// missing, "" and true when it is present but not a bearer credential.
+func bearer(r *http.Request) (string, bool) {
 	h := r.Header.Get("Authorization")
 	if h == "" {
-		return Principal{}, httpapi.AuthenticationRequired()
+		return "", false
 	}
 	scheme, raw, ok := strings.Cut(h, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return Principal{}, httpapi.InvalidToken()
+		return "", true
 	}
-	raw = strings.TrimSpace(raw)
+	return strings.TrimSpace(raw), true
+}
+
+// guardCheck refuses a blocked address before any credential is looked at.
+func (a *Authenticator) guardCheck(r *http.Request) (Verdict, error) {
+	if a.cfg.Guard == nil {
+		return Verdict{Allowed: true}, nil
+	}
+	v, err := a.cfg.Guard.Check(r.Context(), httpapi.ClientIP(r))
+	if err != nil {
+		return v, err
+	}
+	if !v.Allowed {
+		return v, refusal(v)
+	}
+	return v, nil
+}
+
+func refusal(v Verdict) error {
+	if v.Code == httpapi.CodeIPBlocked {
+		return httpapi.IPBlocked(v.RetryAfter)
+	}
+	return httpapi.TooManyFailedAttempts(v.RetryAfter)
+}
+
+// failed records a failed authentication and returns the error to answer.
+func (a *Authenticator) failed(r *http.Request, answer error) error {
+	if a.cfg.Guard == nil {
+		return answer
+	}
+	ip := httpapi.ClientIP(r)
+	v, err := a.cfg.Guard.Fail(r.Context(), ip)
+	if err != nil {
+		return err
+	}
+	if v.Alert && a.cfg.OnAlert != nil {
+		a.cfg.OnAlert(ip)
+	}
+	return answer
+}
+
+// succeeded resets the address's counters when it has failures on record.
+func (a *Authenticator) succeeded(r *http.Request, v Verdict) error {
+	if a.cfg.Guard == nil || !v.Failures {
+		return nil
+	}
+	return a.cfg.Guard.Succeed(r.Context(), httpapi.ClientIP(r))
+}
+
+// Authenticate resolves the request's bearer token, with the brute-force
+// guard around it.
+func (a *Authenticator) Authenticate(r *http.Request) (Principal, error) {
+	v, err := a.guardCheck(r)
+	if err != nil {
+		return Principal{}, err
+	}
+	raw, present := bearer(r)
+	if !present {
+		return Principal{}, httpapi.AuthenticationRequired()
+	}
 	if _, ok := domain.ParseAdminToken(raw); !ok {
-		return Principal{}, httpapi.InvalidToken()
+		return Principal{}, a.failed(r, httpapi.InvalidToken())
 	}
 	hash := domain.HashToken(raw)
-	tok, err := a.tokens.TokenByHash(r.Context(), hash)
-	if domain.ErrorCode(err) == domain.CodeNotFound {
-		return Principal{}, httpapi.InvalidToken()
+	tok, err := a.lookup(r.Context(), hash)
+	if domain.ErrorCode(err) == domain.CodeNotFound || isInvalidToken(err) {
+		return Principal{}, a.failed(r, httpapi.InvalidToken())
 	}
 	if err != nil {
 		return Principal{}, err
 	}
 	if subtle.ConstantTimeCompare([]byte(tok.Hash), []byte(hash)) != 1 || tok.Revoked {
-		return Principal{}, httpapi.InvalidToken()
+		return Principal{}, a.failed(r, httpapi.InvalidToken())
 	}
-	return Principal{TokenID: tok.ID, ShopID: tok.ShopID, Scopes: tok.Scopes}, nil
+	if err := a.succeeded(r, v); err != nil {
+		return Principal{}, err
+	}
+	a.LastUsed.Record(tok.ID, a.cfg.Now(), httpapi.ClientIP(r))
+	return Principal{TokenID: tok.ID, ShopID: tok.ShopID, AccountID: tok.AccountID, Master: tok.Master,
+		Scopes: tok.Scopes, Plan: tok.ShopPlan}, nil
 }
 
-// Require wraps next so that it runs only for a caller whose token grants
-// scope ("" means any valid token).
+func isInvalidToken(err error) bool {
+	var he *httpapi.Error
+	return errors.As(err, &he) && he.Code == httpapi.CodeInvalidToken
+}
+
+// Require wraps next so that it runs only for a shop token whose plan has
+// API access and whose scopes grant scope ("" means any scope), within the
+// token's rate limit. Every authenticated answer carries the rate-limit
+// headers.
 func (a *Authenticator) Require(scope domain.Scope, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, err := a.Authenticate(r)
+		if err == nil {
+			err = a.admit(w, r, p, scope)
+		}
 		if err != nil {
 			httpapi.WriteError(w, r, err)
 			return
 		}
-		if scope != "" && !domain.Grants(p.Scopes, scope) {
-			httpapi.WriteError(w, r, httpapi.ScopeRequired(string(scope)))
+		next.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
+	})
+}
+
+// RequireMaster wraps next so that it runs only for a master token, or, when
+// allowShop is true, for any valid token (the handler then decides).
+func (a *Authenticator) RequireMaster(allowShop bool, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, err := a.Authenticate(r)
+		if err == nil {
+			switch {
+			case p.Master:
+				err = a.limit(w, r, p)
+			case !allowShop:
+				err = httpapi.ScopeRequired("master token")
+			default:
+				err = a.admit(w, r, p, "")
+			}
+		}
+		if err != nil {
+			httpapi.WriteError(w, r, err)
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
 	})
+}
+
+// admit checks a shop token's plan and scope, then its rate limit.
+func (a *Authenticator) admit(w http.ResponseWriter, r *http.Request, p Principal, scope domain.Scope) error {
+	if p.Master {
+		// A master token manages keys; it reads no shop's data.
+		if scope == "" {
+			return a.limit(w, r, p)
+		}
+		return httpapi.ScopeRequired(string(scope))
+	}
+	if !p.Plan.HasAPIAccess() {
+		return httpapi.PlanRequired(string(domain.PlanAgency), string(domain.PlanEnterprise))
+	}
+	if scope != "" && !domain.Grants(p.Scopes, scope) {
+		return httpapi.ScopeRequired(string(scope))
+	}
+	return a.limit(w, r, p)
+}
+
+// limit applies the token's rate limit and sets the headers.
+func (a *Authenticator) limit(w http.ResponseWriter, r *http.Request, p Principal) error {
+	if a.cfg.Limits == nil {
+		return nil
+	}
+	per := a.cfg.DefaultPerMinute
+	if n, ok := a.cfg.PerMinute[p.Plan]; ok {
+		per = n
+	}
+	d, err := a.cfg.Limits.Allow(r.Context(), "tok:"+p.TokenID, per)
+	if err != nil {
+		return err
+	}
+	h := w.Header()
+	h.Set("X-RateLimit-Limit", strconv.Itoa(d.Limit))
+	h.Set("X-RateLimit-Remaining", strconv.Itoa(max(d.Remaining, 0)))
+	h.Set("X-RateLimit-Reset", strconv.FormatInt(d.Reset.Unix(), 10))
+	if !d.Allowed {
+		return httpapi.RateLimited(d.RetryAfter)
+	}
+	return nil
 }

@@ -96,6 +96,10 @@ func (h *Handler) load(ctx context.Context, stream string, agg aggregate) (rev u
 type decision struct {
 	events []domain.Event
 	ids    []uuid.UUID
+	// shop, when set, is the tenant the events are sealed for; it defaults
+	// to the shop the command was given (token streams learn their shop
+	// from the aggregate).
+	shop string
 }
 
 // execute loads stream into a fresh aggregate (made by fresh), lets decide
@@ -125,7 +129,11 @@ func execute[A aggregate](ctx context.Context, h *Handler, shop, stream string, 
 			if id == uuid.Nil {
 				id = uuid.New()
 			}
-			if data[i], err = h.codec.Encode(ctx, id, shop, ev, now, meta.metadata()); err != nil {
+			tenant := shop
+			if d.shop != "" {
+				tenant = d.shop
+			}
+			if data[i], err = h.codec.Encode(ctx, id, tenant, ev, now, meta.metadata()); err != nil {
 				return Result{}, err
 			}
 		}

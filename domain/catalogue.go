@@ -11,6 +11,12 @@ func Events() *Catalogue {
 		EventSpec{Name: "CustomerCreated", Version: 1, New: func() Event { return &CustomerCreated{} }},
 		EventSpec{Name: "CustomerUpdated", Version: 1, New: func() Event { return &CustomerUpdated{} }},
 		EventSpec{Name: "CustomerTagsSet", Version: 1, New: func() Event { return &CustomerTagsSet{} }},
+		EventSpec{Name: "MasterTokenIssued", Version: 1, New: func() Event { return &MasterTokenIssued{} }},
+		EventSpec{Name: "TokenRotated", Version: 1, New: func() Event { return &TokenRotated{} }},
+		EventSpec{Name: "TokenRevoked", Version: 1, New: func() Event { return &TokenRevoked{} }},
+		EventSpec{Name: "ShopPlanChanged", Version: 1, New: func() Event { return &ShopPlanChanged{} }},
+		EventSpec{Name: "PublicKeyIssued", Version: 1, New: func() Event { return &PublicKeyIssued{} }},
+		EventSpec{Name: "ImageKeyIssued", Version: 1, New: func() Event { return &ImageKeyIssued{} }},
 		EventSpec{Name: "WebhookDeliveryRecorded", Version: 1, New: func() Event { return &WebhookDeliveryRecorded{} }},
 	)
 }

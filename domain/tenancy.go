@@ -97,9 +97,27 @@ type Shop struct {
 
 // Apply folds an event into the shop.
 func (s *Shop) Apply(e Event) {
-	if ev, ok := e.(*ShopCreated); ok {
+	switch ev := e.(type) {
+	case *ShopCreated:
 		s.ID, s.AccountID, s.Domain, s.Plan, s.WebhookSecret, s.Exists = ev.ShopID, ev.AccountID, ev.Domain, ev.Plan, ev.WebhookSecret, true
+	case *ShopPlanChanged:
+		s.Plan = ev.Plan
 	}
+}
+
+// ChangePlan decides a plan change; the same plan changes nothing.
+func (s *Shop) ChangePlan(plan string, now time.Time) (*ShopPlanChanged, error) {
+	if !s.Exists {
+		return nil, NotFound("shop")
+	}
+	p, err := ParsePlan(plan)
+	if err != nil {
+		return nil, err
+	}
+	if p == s.Plan {
+		return nil, nil
+	}
+	return &ShopPlanChanged{ShopID: s.ID, Plan: p, ChangedAt: now.UTC()}, nil
 }
 
 // NewShop is what CreateShop needs to know.

@@ -88,17 +88,3 @@ func IssueToken(shop *Shop, tokenID, name string, scopes []string, env string, r
 		Environment: env, Hash: HashToken(raw), CreatedAt: now.UTC(),
 	}, nil
 }
-
-// Token is the admin-token aggregate.
-type Token struct {
-	ID     string
-	ShopID string
-	Exists bool
-}
-
-// Apply folds an event into the token.
-func (t *Token) Apply(e Event) {
-	if ev, ok := e.(*TokenIssued); ok {
-		t.ID, t.ShopID, t.Exists = ev.TokenID, ev.ShopID, true
-	}
-}

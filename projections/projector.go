@@ -26,6 +26,11 @@ type Projector struct {
 	// and must not keep e.Data beyond the call. A returned error (or a
 	// panic) is retried, then the event is parked.
 	Handle func(ctx context.Context, tx *sql.Tx, e eventlog.Event) error
+	// Committed, when set, is called after the transaction that applied e
+	// committed (not for events skipped as already applied), so caches in
+	// front of the read model can drop what e changed. It must be quick and
+	// must not fail.
+	Committed func(e eventlog.Event)
 }
 
 // Validate checks the name, the handler and the migration versions.

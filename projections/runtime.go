@@ -367,6 +367,9 @@ func (r *Runtime) handler(p *projector) message.NoPublishHandlerFunc {
 			return err
 		}
 		if applied {
+			if p.Committed != nil {
+				p.Committed(e)
+			}
 			r.metrics.projected.WithLabelValues(p.Name).Inc()
 			if !e.RecordedAt.IsZero() {
 				r.metrics.delay.WithLabelValues(p.Name).Observe(r.cfg.Now().Sub(e.RecordedAt).Seconds())

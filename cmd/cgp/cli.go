@@ -8,12 +8,14 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cgp-platform/cgp/commands"
 	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/eventlog"
+	"github.com/cgp-platform/cgp/lastuse"
 )
 
 // Exit codes.
@@ -81,8 +83,11 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(
 		newServeCommand(cfg, stdout, stderr),
 		group("accounts", "Manage accounts", newAccountsCreate(cfg, stdout, stderr)),
-		group("shops", "Manage shops", newShopsCreate(cfg, stdout, stderr)),
-		group("tokens", "Manage admin API tokens", newTokensCreate(cfg, stdout, stderr)),
+		group("shops", "Manage shops", newShopsCreate(cfg, stdout, stderr), newShopsSetPlan(cfg, stdout, stderr)),
+		group("tokens", "Manage admin API tokens", newTokensCreate(cfg, stdout, stderr), newTokensCreateMaster(cfg, stdout, stderr),
+			newTokensRevoke(cfg, stdout, stderr), newTokensList(cfg, stdout, stderr)),
+		group("public-keys", "Manage storefront public keys", newPublicKeysCreate(cfg, stdout, stderr)),
+		group("image-keys", "Manage image-operations API keys", newImageKeysMint(cfg, stdout, stderr), newImageKeysImport(cfg, stdout, stderr)),
 		group("audit", "Check the event history", newAuditVerify(cfg, stdout, stderr)),
 	)
 	return root
@@ -265,4 +270,233 @@ func VerifyShop(ctx context.Context, log eventlog.Log, shop string) (AuditReport
 			return rep, nil
 		}
 	}
+}
+
+func newTokensCreateMaster(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
+	var in commands.IssueMasterToken
+	cmd := &cobra.Command{Use: "create-master", Short: "Create an account master token (enterprise; shown once)", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := requireFlags(cmd, "account"); err != nil {
+				return err
+			}
+			return withCore(cmd.Context(), cfg, stderr, func(c *Core) error {
+				res, err := c.Commands.IssueMasterToken(cmd.Context(), in, cliMeta())
+				if err != nil {
+					return err
+				}
+				return printJSON(stdout, map[string]any{"id": res.ID, "account_id": in.AccountID, "token": res.Token, "environment": in.Environment, "position": res.Position})
+			})
+		}}
+	f := cmd.Flags()
+	f.StringVar(&in.AccountID, "account", "", "account id (acc_…)")
+	f.StringVar(&in.Environment, "env", "live", "token environment: live or test")
+	f.StringVar(&in.Name, "name", "", "a name to recognise the token by")
+	return cmd
+}
+
+func newTokensRevoke(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
+	var id string
+	cmd := &cobra.Command{Use: "revoke", Short: "Revoke an admin token for good", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := requireFlags(cmd, "token-id"); err != nil {
+				return err
+			}
+			return withCore(cmd.Context(), cfg, stderr, func(c *Core) error {
+				res, err := c.Commands.RevokeToken(cmd.Context(), commands.RevokeToken{TokenID: id}, cliMeta())
+				if err != nil {
+					return err
+				}
+				return printJSON(stdout, map[string]any{"id": id, "revoked": true, "position": res.Position})
+			})
+		}}
+	cmd.Flags().StringVar(&id, "token-id", "", "token id (tok_…)")
+	return cmd
+}
+
+func newShopsSetPlan(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
+	var in commands.ChangeShopPlan
+	cmd := &cobra.Command{Use: "set-plan", Short: "Move a shop to another plan", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := requireFlags(cmd, "shop", "plan"); err != nil {
+				return err
+			}
+			return withCore(cmd.Context(), cfg, stderr, func(c *Core) error {
+				res, err := c.Commands.ChangeShopPlan(cmd.Context(), in, cliMeta())
+				if err != nil {
+					return err
+				}
+				return printJSON(stdout, map[string]any{"id": in.ShopID, "plan": in.Plan, "position": res.Position})
+			})
+		}}
+	cmd.Flags().StringVar(&in.ShopID, "shop", "", "shop id (shop_…)")
+	cmd.Flags().StringVar(&in.Plan, "plan", "", "plan: starter, growth, pro, pro_plus, agency, enterprise")
+	return cmd
+}
+
+func newPublicKeysCreate(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
+	var in commands.IssuePublicKey
+	cmd := &cobra.Command{Use: "create", Short: "Create a storefront public key pk_… (shown once)", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := requireFlags(cmd, "shop"); err != nil {
+				return err
+			}
+			return withCore(cmd.Context(), cfg, stderr, func(c *Core) error {
+				res, err := c.Commands.IssuePublicKey(cmd.Context(), in, cliMeta())
+				if err != nil {
+					return err
+				}
+				return printJSON(stdout, map[string]any{"id": res.ID, "shop_id": in.ShopID, "token": res.Token, "environment": in.Environment, "position": res.Position})
+			})
+		}}
+	cmd.Flags().StringVar(&in.ShopID, "shop", "", "shop id (shop_…)")
+	cmd.Flags().StringVar(&in.Environment, "env", "live", "key environment: live or test")
+	return cmd
+}
+
+func newImageKeysMint(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
+	var shop, scopes string
+	cmd := &cobra.Command{Use: "mint", Short: "Mint an image-operations API key (shown once)", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := requireFlags(cmd, "shop"); err != nil {
+				return err
+			}
+			in := commands.MintImageKey{ShopID: shop}
+			if cmd.Flags().Changed("scopes") {
+				in.Scopes = []string{} // --scopes "" is an inert key
+				for _, s := range strings.Split(scopes, ",") {
+					if s = strings.TrimSpace(s); s != "" {
+						in.Scopes = append(in.Scopes, s)
+					}
+				}
+			}
+			return withCore(cmd.Context(), cfg, stderr, func(c *Core) error {
+				res, err := c.Commands.MintImageKey(cmd.Context(), in, cliMeta())
+				if err != nil {
+					return err
+				}
+				for _, s := range res.Scopes {
+					if domain.ImageScopeMutating(s) {
+						fmt.Fprintf(stderr, "warning: scope %s lets this key run image operations that spend the shop's AI credits\n", s)
+					}
+				}
+				return printJSON(stdout, map[string]any{"id": res.ID, "shop_id": shop, "token": res.Token, "scopes": res.Scopes, "position": res.Position})
+			})
+		}}
+	cmd.Flags().StringVar(&shop, "shop", "", "shop id (shop_…)")
+	cmd.Flags().StringVar(&scopes, "scopes", "", `comma-separated scopes: usage:read, images:read, images:write, *; omitted: read-only; "" grants nothing`)
+	return cmd
+}
+
+func newImageKeysImport(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
+	var in commands.ImportImageKey
+	cmd := &cobra.Command{Use: "import", Short: "Import a key of the system before scopes, by its SHA-256 (no scopes recorded)", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := requireFlags(cmd, "shop", "sha256"); err != nil {
+				return err
+			}
+			return withCore(cmd.Context(), cfg, stderr, func(c *Core) error {
+				res, err := c.Commands.ImportImageKey(cmd.Context(), in, cliMeta())
+				if err != nil {
+					return err
+				}
+				return printJSON(stdout, map[string]any{"id": res.ID, "shop_id": in.ShopID, "scopes": nil, "position": res.Position})
+			})
+		}}
+	cmd.Flags().StringVar(&in.ShopID, "shop", "", "shop id (shop_…)")
+	cmd.Flags().StringVar(&in.SHA256, "sha256", "", "hex SHA-256 of the existing raw key")
+	return cmd
+}
+
+func newTokensList(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
+	var shop string
+	cmd := &cobra.Command{Use: "list", Short: "List a shop's admin tokens (never the tokens themselves)", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := requireFlags(cmd, "shop"); err != nil {
+				return err
+			}
+			return withCore(cmd.Context(), cfg, stderr, func(c *Core) error {
+				tokens, err := ListTokens(cmd.Context(), c, shop)
+				if err != nil {
+					return err
+				}
+				return printJSON(stdout, map[string]any{"shop_id": shop, "tokens": tokens})
+			})
+		}}
+	cmd.Flags().StringVar(&shop, "shop", "", "shop id (shop_…)")
+	return cmd
+}
+
+// TokenListing is one token of `cgp tokens list`.
+type TokenListing struct {
+	ID          string         `json:"id"`
+	Name        string         `json:"name"`
+	Scopes      []domain.Scope `json:"scopes"`
+	Environment string         `json:"environment"`
+	CreatedAt   time.Time      `json:"created_at"`
+	RotatedAt   *time.Time     `json:"rotated_at"`
+	RevokedAt   *time.Time     `json:"revoked_at"`
+	LastUsedAt  *time.Time     `json:"last_used_at"`
+	LastUsedIP  *string        `json:"last_used_ip"`
+}
+
+// ListTokens folds the shop's token events from the log (so it works
+// whether or not a server runs) and adds the last uses the server saved.
+func ListTokens(ctx context.Context, c *Core, shop string) ([]TokenListing, error) {
+	byID := map[string]*TokenListing{}
+	var order []string
+	var after eventlog.Position
+	for {
+		evs, err := c.Log.ReadAll(ctx, after, 1000)
+		if err != nil {
+			return nil, fmt.Errorf("read log: %w", err)
+		}
+		for i := range evs {
+			e := &evs[i]
+			after = e.Position
+			if e.ShopID != shop || !strings.HasPrefix(e.StreamID, "token-") {
+				continue
+			}
+			d, err := c.Codec.Decode(ctx, e)
+			if err != nil {
+				return nil, err
+			}
+			switch ev := d.Event.(type) {
+			case *domain.TokenIssued:
+				byID[ev.TokenID] = &TokenListing{ID: ev.TokenID, Name: ev.Name, Scopes: ev.Scopes, Environment: ev.Environment, CreatedAt: ev.CreatedAt}
+				order = append(order, ev.TokenID)
+			case *domain.TokenRotated:
+				if t := byID[ev.TokenID]; t != nil {
+					at := ev.RotatedAt
+					t.RotatedAt = &at
+				}
+			case *domain.TokenRevoked:
+				if t := byID[ev.TokenID]; t != nil {
+					at := ev.RevokedAt
+					t.RevokedAt = &at
+				}
+			}
+		}
+		if len(evs) < 1000 {
+			break
+		}
+	}
+	uses, err := lastuse.Open(c.Config.path("lastuse.db"))
+	if err != nil {
+		return nil, err
+	}
+	defer uses.Close()
+	out := make([]TokenListing, 0, len(order))
+	for _, id := range order {
+		t := byID[id]
+		u, ok, err := uses.Get(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			at, ip := u.At, u.IP.String()
+			t.LastUsedAt, t.LastUsedIP = &at, &ip
+		}
+		out = append(out, *t)
+	}
+	return out, nil
 }

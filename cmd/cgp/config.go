@@ -42,6 +42,9 @@ type Config struct {
 	MaxWebhookBody int64
 	// Demo creates a demo account, shop and token on an empty data dir.
 	Demo bool
+	// RateAgency and RateEnterprise are the requests per minute per token
+	// of each plan with API access.
+	RateAgency, RateEnterprise int
 	// DebugAddr, when set, serves net/http/pprof on its own listener
 	// (keep it on loopback).
 	DebugAddr string
@@ -64,6 +67,8 @@ func (c *Config) bindServe(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&c.TrustedProxies, "trusted-proxies", nil, "CIDRs of reverse proxies whose X-Forwarded-For is trusted (env CGP_TRUSTED_PROXIES)")
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", 10*time.Second, "time to drain in-flight requests on shutdown (env CGP_SHUTDOWN_GRACE)")
 	fs.Int64Var(&c.MaxWebhookBody, "max-webhook-body", 1<<20, "largest inbound webhook body in bytes (env CGP_MAX_WEBHOOK_BODY)")
+	fs.IntVar(&c.RateAgency, "rate-limit-agency", 600, "requests per minute per token on the agency plan (env CGP_RATE_LIMIT_AGENCY)")
+	fs.IntVar(&c.RateEnterprise, "rate-limit-enterprise", 3000, "requests per minute per token on the enterprise plan (env CGP_RATE_LIMIT_ENTERPRISE)")
 	fs.StringVar(&c.DebugAddr, "debug-addr", "", "serve Go profiling (net/http/pprof) on this address, e.g. 127.0.0.1:6060; off when empty (env CGP_DEBUG_ADDR)")
 	fs.BoolVar(&c.Demo, "demo", false, "on an empty data directory, create a demo account, shop and token and print them (env CGP_DEMO)")
 }
@@ -122,6 +127,9 @@ func (c *Config) Validate() error {
 	}
 	if c.ShutdownGrace < 0 {
 		errs = append(errs, errors.New("shutdown-grace must not be negative"))
+	}
+	if c.RateAgency < 0 || c.RateEnterprise < 0 {
+		errs = append(errs, errors.New("rate limits must not be negative"))
 	}
 	if c.MaxWebhookBody < 0 {
 		errs = append(errs, errors.New("max-webhook-body must not be negative"))

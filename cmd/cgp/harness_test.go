@@ -51,7 +51,7 @@ type testServer struct {
 func testConfig(dir string) Config {
 	return Config{
 		DataDir: dir, Addr: "127.0.0.1:0", LogLevel: "debug", EventLog: "sqlite", Vault: "sqlite",
-		ShutdownGrace: 5 * time.Second, MaxWebhookBody: 1 << 20,
+		ShutdownGrace: 5 * time.Second, MaxWebhookBody: 1 << 20, RateAgency: 600, RateEnterprise: 3000,
 	}
 }
 

@@ -17,8 +17,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cgp-platform/cgp/auth"
+	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/httpapi"
 	"github.com/cgp-platform/cgp/ingest"
+	"github.com/cgp-platform/cgp/lastuse"
 	"github.com/cgp-platform/cgp/openapi"
 	"github.com/cgp-platform/cgp/projections"
 	"github.com/cgp-platform/cgp/projections/customers"
@@ -39,6 +41,8 @@ type App struct {
 	Handler   http.Handler
 	Tenancy   *tenancy.Queries
 	Customers *customers.Queries
+	Auth      *auth.Authenticator
+	LastUse   *lastuse.Store
 	checks    *httpapi.Checks
 }
 
@@ -56,7 +60,19 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 	if err != nil {
 		return nil, errors.Join(err, store.Close())
 	}
-	for _, p := range []projections.Projector{tenancy.Projector(core.Codec), customers.Projector(core.Codec)} {
+	a.LastUse, err = lastuse.Open(filepath.Join(cfg.DataDir, "lastuse.db"))
+	if err != nil {
+		return nil, errors.Join(err, store.Close())
+	}
+	a.Tenancy = tenancy.NewQueries(store.DB())
+	a.Auth = auth.New(auth.Config{
+		Tokens:    tokenFinder{a.Tenancy},
+		PerMinute: map[domain.Plan]int{domain.PlanAgency: cfg.RateAgency, domain.PlanEnterprise: cfg.RateEnterprise},
+		OnAlert: func(ip netip.Addr) {
+			core.Logger.Error().Str("alert", "brute_force").Msg("1000 failed authentications in 24 hours from one address")
+		},
+	})
+	for _, p := range []projections.Projector{tenancy.Projector(core.Codec, a.Auth.Invalidate), customers.Projector(core.Codec)} {
 		if err := store.Migrate(ctx, p.Name, p.Migrations); err != nil {
 			return nil, errors.Join(fmt.Errorf("migrate %s: %w", p.Name, err), store.Close())
 		}
@@ -64,7 +80,6 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 			return nil, errors.Join(err, store.Close())
 		}
 	}
-	a.Tenancy = tenancy.NewQueries(store.DB())
 	a.Customers = customers.NewQueries(store.DB())
 
 	var proxies []netip.Prefix
@@ -93,9 +108,11 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 	r := httpapi.NewRouter()
 	httpapi.RegisterOps(r, a.checks, a.Registry)
 	httpapi.Handle(r, httpapi.Beta, http.MethodGet, "/api/v1/openapi.json", httpapi.Compressed(openapi.Handler()))
-	authn := auth.New(tokenFinder{a.Tenancy})
+	authn := a.Auth
 	readapi.NewCustomers(a.Customers, authn, mustCursorCodec(core), a.Runtime, time.Now).Routes(r)
 	writeapi.NewCustomers(core.Commands, authn, a.Customers, a.Runtime, time.Now).Routes(r)
+	writeapi.NewAPIKeys(core.Commands, authn, directory{a.Tenancy}, time.Now).Routes(r)
+	readapi.NewUsage(authn, imageKeyFinder{a.Tenancy}, directory{a.Tenancy}, readapi.DefaultAICredits(), time.Now).Routes(r)
 	ingest.NewCommerce(shopFinder{a.Tenancy}, core.Commands, cfg.MaxWebhookBody).Routes(r)
 	a.Router = r
 	a.Handler = stack.Wrap(r)
@@ -113,8 +130,16 @@ func (a *App) Serve(ctx context.Context, ln net.Listener, grace time.Duration) e
 	runCtx, cancelRuntime := context.WithCancel(context.WithoutCancel(ctx))
 	runtimeDone := make(chan error, 1)
 	go func() { runtimeDone <- a.Runtime.Run(runCtx) }()
+	usesDone := make(chan struct{})
+	go func() {
+		defer close(usesDone)
+		a.Auth.LastUsed.Run(runCtx, a.LastUse, 5*time.Second, func(err error) {
+			a.Logger.Warn().Err(err).Msg("saving token last-use times")
+		})
+	}()
 	srv.OnShutdown(func(context.Context) error {
 		cancelRuntime()
+		<-usesDone // the last flush of last-use times is done
 		return errors.Join(a.Runtime.Close(), <-runtimeDone)
 	})
 	return srv.Run(ctx)
@@ -122,7 +147,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener, grace time.Duration) e
 
 // Close closes the read models and the core.
 func (a *App) Close() error {
-	return errors.Join(a.Store.Close(), a.Core.Close())
+	return errors.Join(a.LastUse.Close(), a.Store.Close(), a.Core.Close())
 }
 
 func mustCursorCodec(core *Core) *httpapi.CursorCodec {
@@ -141,7 +166,47 @@ func (f tokenFinder) TokenByHash(ctx context.Context, hash string) (*auth.Token,
 	if err != nil {
 		return nil, err
 	}
-	return &auth.Token{ID: t.ID, ShopID: t.ShopID, Hash: t.Hash, Scopes: t.Scopes, Revoked: t.Revoked}, nil
+	return &auth.Token{ID: t.ID, ShopID: t.ShopID, AccountID: t.AccountID, Master: t.Master, Hash: t.Hash,
+		Scopes: t.Scopes, Revoked: t.Revoked, ShopPlan: t.ShopPlan}, nil
+}
+
+// imageKeyFinder adapts the tenancy read model to auth.ImageKeyFinder.
+type imageKeyFinder struct{ q *tenancy.Queries }
+
+func (f imageKeyFinder) ImageKeyByHash(ctx context.Context, hash string) (*auth.ImageKey, error) {
+	k, err := f.q.ImageKeyByHash(ctx, hash)
+	if err != nil {
+		return nil, err
+	}
+	return &auth.ImageKey{ID: k.ID, ShopID: k.ShopID, Hash: k.Hash, Scopes: k.Scopes}, nil
+}
+
+// directory adapts the tenancy read model to the key endpoints' needs.
+type directory struct{ q *tenancy.Queries }
+
+func (d directory) TokenByID(ctx context.Context, id string) (*writeapi.TokenInfo, error) {
+	t, err := d.q.TokenByID(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return &writeapi.TokenInfo{ID: t.ID, ShopID: t.ShopID, AccountID: t.AccountID, Hash: t.Hash, Master: t.Master,
+		Scopes: t.Scopes, Environment: t.Environment, Name: t.Name}, nil
+}
+
+func (d directory) ShopAccount(ctx context.Context, shopID string) (string, error) {
+	s, err := d.q.ShopByID(ctx, shopID)
+	if err != nil {
+		return "", err
+	}
+	return s.AccountID, nil
+}
+
+func (d directory) ShopPlan(ctx context.Context, shopID string) (domain.Plan, error) {
+	s, err := d.q.ShopByID(ctx, shopID)
+	if err != nil {
+		return "", err
+	}
+	return s.Plan, nil
 }
 
 // shopFinder adapts the tenancy read model to ingest.ShopFinder.

@@ -22,8 +22,8 @@ import (
 // CLI (the server sees another process's appends by its poll).
 func waitForToken(t *testing.T, s *testServer, token string) {
 	t.Helper()
-	eventually(t, 5*time.Second, "token usable", func() bool {
-		return s.get(t, "/api/v1/customers?limit=1", token).status == http.StatusOK
+	eventually(t, 5*time.Second, "token known", func() bool {
+		return s.get(t, "/api/v1/customers?limit=1", token).status != http.StatusUnauthorized
 	})
 }
 

@@ -199,6 +199,21 @@ func newApp(t *testing.T, mutate mutation, skip ...string) *app {
 		}
 	}))
 
+	// Operations this fixture does not exercise get a bare route, so the
+	// route set agrees with the document as it grows.
+	for path, item := range openapitest.Document(t).Paths.Map() {
+		for method := range item.Operations() {
+			probe := &mux.RouteMatch{}
+			req := httptest.NewRequest(method, strings.NewReplacer("{customer_id}", "cus_x", "{id}", "tok_x").Replace(path), nil)
+			if skipped(method+" "+path) || r.Match(req, probe) && probe.MatchErr == nil {
+				continue
+			}
+			httpapi.HandleFunc(r, httpapi.Stable, method, path, func(w http.ResponseWriter, req *http.Request) {
+				w.WriteHeader(http.StatusNotImplemented)
+			})
+		}
+	}
+
 	stack, err := httpapi.NewStack(httpapi.StackConfig{Logger: zerolog.Nop(), Registry: reg})
 	if err != nil {
 		t.Fatal(err)

@@ -46,18 +46,54 @@ CREATE TABLE tokens (
 	revoked_at  INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX tokens_shop ON tokens (shop_id);
+`}, {Version: 2, SQL: `
+ALTER TABLE tokens ADD COLUMN account_id TEXT NOT NULL DEFAULT '';
+ALTER TABLE tokens ADD COLUMN master INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE public_keys (
+	key_id      TEXT PRIMARY KEY,
+	shop_id     TEXT NOT NULL,
+	hash        TEXT NOT NULL UNIQUE,
+	environment TEXT NOT NULL,
+	created_at  INTEGER NOT NULL
+);
+CREATE TABLE image_keys (
+	key_id     TEXT PRIMARY KEY,
+	shop_id    TEXT NOT NULL,
+	hash       TEXT NOT NULL UNIQUE,
+	scopes     TEXT,            -- NULL: no scopes recorded (legacy, unrestricted)
+	imported   INTEGER NOT NULL DEFAULT 0,
+	created_at INTEGER NOT NULL
+);
 `}}
 
-// Projector returns the tenancy projector.
-func Projector(codec *envelope.Codec) projections.Projector {
-	return projections.Projector{
+// handledTypes are the events the tenancy read model folds.
+var handledTypes = []string{"AccountCreated", "ShopCreated", "ShopPlanChanged", "TokenIssued", "MasterTokenIssued",
+	"TokenRotated", "TokenRevoked", "PublicKeyIssued", "ImageKeyIssued"}
+
+// Projector returns the tenancy projector. changed, when not nil, is
+// called after each committed tenancy event (so credential caches can be
+// dropped).
+func Projector(codec *envelope.Codec, changed func()) projections.Projector {
+	p := projections.Projector{
 		Name:       Name,
 		Migrations: migrations,
-		Handle: projections.Decoding(codec, []string{"AccountCreated", "ShopCreated", "TokenIssued"},
+		Handle: projections.Decoding(codec, handledTypes,
 			func(ctx context.Context, tx *sql.Tx, _ *eventlog.Event, d envelope.Decoded) error {
 				return apply(ctx, tx, d.Event)
 			}),
 	}
+	if changed != nil {
+		want := map[string]bool{}
+		for _, t := range handledTypes {
+			want[t] = true
+		}
+		p.Committed = func(e eventlog.Event) {
+			if want[e.Type] {
+				changed()
+			}
+		}
+	}
+	return p
 }
 
 func apply(ctx context.Context, tx *sql.Tx, ev domain.Event) error {
@@ -71,11 +107,32 @@ func apply(ctx context.Context, tx *sql.Tx, ev domain.Event) error {
 		_, err = tx.ExecContext(ctx, `INSERT INTO shops (shop_id, account_id, domain, plan, webhook_secret, contact_email, cors_allow_list, created_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (shop_id) DO NOTHING`,
 			ev.ShopID, ev.AccountID, ev.Domain, string(ev.Plan), ev.WebhookSecret, ev.ContactEmail, string(cors), ev.CreatedAt.UnixMicro())
+	case *domain.ShopPlanChanged:
+		_, err = tx.ExecContext(ctx, `UPDATE shops SET plan = ? WHERE shop_id = ?`, string(ev.Plan), ev.ShopID)
 	case *domain.TokenIssued:
 		scopes, _ := json.Marshal(ev.Scopes)
 		_, err = tx.ExecContext(ctx, `INSERT INTO tokens (token_id, shop_id, hash, name, scopes, environment, created_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (token_id) DO NOTHING`,
 			ev.TokenID, ev.ShopID, ev.Hash, ev.Name, string(scopes), ev.Environment, ev.CreatedAt.UnixMicro())
+	case *domain.MasterTokenIssued:
+		_, err = tx.ExecContext(ctx, `INSERT INTO tokens (token_id, shop_id, account_id, master, hash, name, scopes, environment, created_at)
+			VALUES (?, '', ?, 1, ?, ?, '[]', ?, ?) ON CONFLICT (token_id) DO NOTHING`,
+			ev.TokenID, ev.AccountID, ev.Hash, ev.Name, ev.Environment, ev.CreatedAt.UnixMicro())
+	case *domain.TokenRotated:
+		_, err = tx.ExecContext(ctx, `UPDATE tokens SET hash = ? WHERE token_id = ?`, ev.Hash, ev.TokenID)
+	case *domain.TokenRevoked:
+		_, err = tx.ExecContext(ctx, `UPDATE tokens SET revoked_at = ? WHERE token_id = ? AND revoked_at = 0`, ev.RevokedAt.UnixMicro(), ev.TokenID)
+	case *domain.PublicKeyIssued:
+		_, err = tx.ExecContext(ctx, `INSERT INTO public_keys (key_id, shop_id, hash, environment, created_at) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT (key_id) DO NOTHING`, ev.KeyID, ev.ShopID, ev.Hash, ev.Environment, ev.CreatedAt.UnixMicro())
+	case *domain.ImageKeyIssued:
+		var scopes any // NULL when no scopes are recorded
+		if ev.Scopes.Recorded {
+			b, _ := json.Marshal(ev.Scopes)
+			scopes = string(b)
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO image_keys (key_id, shop_id, hash, scopes, imported, created_at) VALUES (?, ?, ?, ?, ?, ?)
+			ON CONFLICT (key_id) DO NOTHING`, ev.KeyID, ev.ShopID, ev.Hash, scopes, ev.Imported, ev.CreatedAt.UnixMicro())
 	}
 	if err != nil {
 		return fmt.Errorf("tenancy %s: %w", ev.EventType(), err)
@@ -92,15 +149,20 @@ type Shop struct {
 	WebhookSecret string
 }
 
-// Token is an admin token as authentication needs it.
+// Token is an admin token as authentication needs it, with its shop's
+// plan (a master token has an account and no shop).
 type Token struct {
 	ID          string
 	ShopID      string
+	AccountID   string
+	Master      bool
 	Hash        string
 	Scopes      []domain.Scope
 	Environment string
 	CreatedAt   time.Time
 	Revoked     bool
+	ShopPlan    domain.Plan
+	Name        string
 }
 
 // Queries reads the tenancy read model.
@@ -141,8 +203,11 @@ func (q *Queries) TokenByHash(ctx context.Context, hash string) (*Token, error) 
 	var t Token
 	var scopes string
 	var created, revoked int64
-	err := q.db.QueryRowContext(ctx, `SELECT token_id, shop_id, hash, scopes, environment, created_at, revoked_at FROM tokens WHERE hash = ?`, hash).
-		Scan(&t.ID, &t.ShopID, &t.Hash, &scopes, &t.Environment, &created, &revoked)
+	var plan sql.NullString
+	err := q.db.QueryRowContext(ctx, `SELECT t.token_id, t.shop_id, t.account_id, t.master, t.hash, t.name, t.scopes, t.environment,
+		t.created_at, t.revoked_at, s.plan FROM tokens t LEFT JOIN shops s ON s.shop_id = t.shop_id WHERE t.hash = ?`, hash).
+		Scan(&t.ID, &t.ShopID, &t.AccountID, &t.Master, &t.Hash, &t.Name, &scopes, &t.Environment, &created, &revoked, &plan)
+	t.ShopPlan = domain.Plan(plan.String)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, domain.NotFound("token")
 	}
@@ -155,4 +220,60 @@ func (q *Queries) TokenByHash(ctx context.Context, hash string) (*Token, error) 
 	t.CreatedAt = time.UnixMicro(created).UTC()
 	t.Revoked = revoked != 0
 	return &t, nil
+}
+
+// PublicKey is a storefront key.
+type PublicKey struct {
+	ID, ShopID, Hash string
+}
+
+// PublicKeyByHash returns the public key whose SHA-256 is hash.
+func (q *Queries) PublicKeyByHash(ctx context.Context, hash string) (*PublicKey, error) {
+	var k PublicKey
+	err := q.db.QueryRowContext(ctx, `SELECT key_id, shop_id, hash FROM public_keys WHERE hash = ?`, hash).Scan(&k.ID, &k.ShopID, &k.Hash)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, domain.NotFound("public key")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("find public key: %w", err)
+	}
+	return &k, nil
+}
+
+// ImageKey is an image-operations API key with its stored scope state.
+type ImageKey struct {
+	ID, ShopID, Hash string
+	Scopes           domain.ImageScopes
+}
+
+// ImageKeyByHash returns the image key whose SHA-256 is hash.
+func (q *Queries) ImageKeyByHash(ctx context.Context, hash string) (*ImageKey, error) {
+	var k ImageKey
+	var scopes sql.NullString
+	err := q.db.QueryRowContext(ctx, `SELECT key_id, shop_id, hash, scopes FROM image_keys WHERE hash = ?`, hash).Scan(&k.ID, &k.ShopID, &k.Hash, &scopes)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, domain.NotFound("image key")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("find image key: %w", err)
+	}
+	if scopes.Valid {
+		if err := json.Unmarshal([]byte(scopes.String), &k.Scopes); err != nil {
+			return nil, fmt.Errorf("image key %s scopes: %w", k.ID, err)
+		}
+	}
+	return &k, nil
+}
+
+// TokenByID returns a token by id (revoked ones too).
+func (q *Queries) TokenByID(ctx context.Context, id string) (*Token, error) {
+	var hash string
+	err := q.db.QueryRowContext(ctx, `SELECT hash FROM tokens WHERE token_id = ?`, id).Scan(&hash)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, domain.NotFound("token")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("find token: %w", err)
+	}
+	return q.TokenByHash(ctx, hash)
 }
