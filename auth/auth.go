@@ -2,8 +2,8 @@ package auth
 
 import (
 	"context"
-	"errors"
 	"crypto/subtle"
+	"errors"
 	"net/http"
 	"net/netip"
 	"strconv"

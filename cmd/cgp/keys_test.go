@@ -135,7 +135,7 @@ func TestMasterTokensAndRotation(t *testing.T) {
 	waitForToken(t, s, minted)
 	for name, c := range map[string]struct {
 		token, body, code string
-		status          int
+		status            int
 	}{
 		"other account's shop": {master, `{"data":{"attributes":{"shop_id":"` + other.shopID + `","scopes":["*"]}}}`, "validation_failed", 422},
 		"unknown scope":        {master, `{"data":{"attributes":{"shop_id":"` + ent.shopID + `","scopes":["customers:delete"]}}}`, "validation_failed", 422},
