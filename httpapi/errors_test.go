@@ -109,7 +109,7 @@ func TestWriteErrorMapsDomainAndLogErrors(t *testing.T) {
 		{"forbidden", domain.Forbidden("not your shop"), 403, "forbidden", "", false},
 		{"domain unavailable", &domain.Error{Code: domain.CodeUnavailable, Message: "x"}, 503, "unavailable", "", true},
 		{"log unavailable", fmt.Errorf("append: %w", fmt.Errorf("sqlite: %w", eventlog.ErrUnavailable)), 503, "unavailable", "", true},
-		{"wrong revision", fmt.Errorf("append: %w", &eventlog.WrongRevisionError{Stream: "customer-cus_1"}), 409, "conflict", "", false},
+		{"wrong revision", fmt.Errorf("append: %w", &eventlog.WrongRevisionError{Stream: "customer-cus_1"}), 409, "conflict", "", true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -79,7 +79,9 @@ func classify(ctx context.Context, err error) (*Error, zerolog.Level) {
 		return Unavailable(DefaultRetryAfter), zerolog.WarnLevel
 	}
 	if errors.Is(err, eventlog.ErrWrongExpectedRevision) {
-		return &Error{Status: http.StatusConflict, Code: CodeConflict,
+		// Retry-After marks it as retryable (an Idempotency-Key is then
+		// released, not bound to this answer).
+		return &Error{Status: http.StatusConflict, Code: CodeConflict, RetryAfter: time.Second,
 			Message: "the resource was changed by a concurrent request; retry"}, zerolog.DebugLevel
 	}
 	if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {

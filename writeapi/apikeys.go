@@ -31,6 +31,7 @@ type TokenDirectory interface {
 
 // APIKeys serves POST /api/v1/api-keys and POST /api/v1/api-keys/{id}/rotate.
 type APIKeys struct {
+	idem func(http.Handler) http.Handler
 	cmds *commands.Handler
 	auth *auth.Authenticator
 	dir  TokenDirectory
@@ -38,14 +39,14 @@ type APIKeys struct {
 }
 
 // NewAPIKeys returns the key-management handlers.
-func NewAPIKeys(cmds *commands.Handler, a *auth.Authenticator, dir TokenDirectory, now func() time.Time) *APIKeys {
-	return &APIKeys{cmds: cmds, auth: a, dir: dir, now: now}
+func NewAPIKeys(cmds *commands.Handler, a *auth.Authenticator, idem func(http.Handler) http.Handler, dir TokenDirectory, now func() time.Time) *APIKeys {
+	return &APIKeys{cmds: cmds, auth: a, idem: idem, dir: dir, now: now}
 }
 
 // Routes registers the key-management routes.
 func (k *APIKeys) Routes(r *mux.Router) {
-	r.Handle("/api/v1/api-keys", httpapi.Stable(k.auth.RequireMaster(false, http.HandlerFunc(k.handleAPIKeyCreate)))).Methods(http.MethodPost)
-	r.Handle("/api/v1/api-keys/{id}/rotate", httpapi.Stable(k.auth.RequireMaster(true, http.HandlerFunc(k.handleAPIKeyRotate)))).Methods(http.MethodPost)
+	r.Handle("/api/v1/api-keys", httpapi.Stable(k.auth.RequireMaster(false, k.idem(http.HandlerFunc(k.handleAPIKeyCreate))))).Methods(http.MethodPost)
+	r.Handle("/api/v1/api-keys/{id}/rotate", httpapi.Stable(k.auth.RequireMaster(true, k.idem(http.HandlerFunc(k.handleAPIKeyRotate))))).Methods(http.MethodPost)
 }
 
 type apiKeyCreate struct {

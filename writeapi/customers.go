@@ -22,6 +22,7 @@ const MaxBody = 256 << 10
 
 // Customers serves the customer writes.
 type Customers struct {
+	idem func(http.Handler) http.Handler
 	cmds *commands.Handler
 	auth *auth.Authenticator
 	q    *customers.Queries
@@ -30,13 +31,15 @@ type Customers struct {
 }
 
 // NewCustomers returns the customer write handlers.
-func NewCustomers(cmds *commands.Handler, a *auth.Authenticator, q *customers.Queries, wait readapi.Waiter, now func() time.Time) *Customers {
-	return &Customers{cmds: cmds, auth: a, q: q, wait: wait, now: now}
+// idem wraps every write in Idempotency-Key handling (inside
+// authentication, so keys are scoped to the token).
+func NewCustomers(cmds *commands.Handler, a *auth.Authenticator, idem func(http.Handler) http.Handler, q *customers.Queries, wait readapi.Waiter, now func() time.Time) *Customers {
+	return &Customers{cmds: cmds, auth: a, idem: idem, q: q, wait: wait, now: now}
 }
 
 // Routes registers the customer writes.
 func (c *Customers) Routes(r *mux.Router) {
-	r.Handle("/api/v1/customers/{customer_id}", httpapi.Stable(c.auth.Require("customers:write", http.HandlerFunc(c.handleCustomerPatch)))).Methods(http.MethodPatch)
+	r.Handle("/api/v1/customers/{customer_id}", httpapi.Stable(c.auth.Require("customers:write", c.idem(http.HandlerFunc(c.handleCustomerPatch))))).Methods(http.MethodPatch)
 }
 
 type customerPatch struct {

@@ -34,6 +34,9 @@ type Config struct {
 	Vault string
 	// PostgresURL is the PostgreSQL DSN, for Vault=postgres.
 	PostgresURL string
+	// RedisURL, when set, keeps rate-limit and brute-force counters and
+	// idempotency records in Redis (shared by several servers).
+	RedisURL string
 	// TrustedProxies are CIDRs whose X-Forwarded-For is believed.
 	TrustedProxies []string
 	// ShutdownGrace bounds the drain of in-flight requests.
@@ -59,6 +62,7 @@ func (c *Config) bindCommon(fs *pflag.FlagSet) {
 	fs.StringVar(&c.ESDBURL, "esdb-url", "", "EventStoreDB connection string, with --event-log esdb (env CGP_ESDB_URL)")
 	fs.StringVar(&c.Vault, "vault", "sqlite", "key-vault adapter: sqlite or postgres (env CGP_VAULT)")
 	fs.StringVar(&c.PostgresURL, "postgres-url", "", "PostgreSQL DSN, with --vault postgres (env CGP_POSTGRES_URL)")
+	fs.StringVar(&c.RedisURL, "redis-url", "", "Redis URL for rate limits, brute-force counters and idempotency records; default: in-process and the data directory (env CGP_REDIS_URL)")
 }
 
 // bindServe registers the flags of cgp serve.

@@ -272,3 +272,43 @@ func TestImageKeysAndUsage(t *testing.T) {
 		t.Errorf("bearer token of any scope: %d %s", r.status, r.body)
 	}
 }
+
+func TestIdempotencyKeysOnWrites(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, dir)
+	tn := newTenant(t, dir, "idem.example.com", "agency", "*")
+	waitForToken(t, s, tn.token)
+	w := s.webhook(t, tn, "customers/create", "dlv-idem", customerPayload(3, "i@example.com", 1, "1.00", "2026-10-01T10:00:00Z"))
+	id := domain.CustomerIDFromExternal(tn.shopID, "3")
+	patch := func(key, body string) response {
+		return do(t, http.MethodPatch, s.base+"/api/v1/customers/"+id, []byte(body), map[string]string{
+			"Authorization": "Bearer " + tn.token, "Content-Type": "application/json",
+			"Idempotency-Key": key, "X-Wait-For-Position": w.position(t)})
+	}
+	first := patch("key-1", `{"data":{"attributes":{"tags":["a"]}}}`)
+	if first.status != 200 || first.header.Get("Idempotent-Replayed") != "" {
+		t.Fatalf("first: %d %v", first.status, first.header)
+	}
+	again := patch("key-1", `{"data":{"attributes":{"tags":["a"]}}}`)
+	if again.status != 200 || again.header.Get("Idempotent-Replayed") != "true" || string(again.body) != string(first.body) {
+		t.Fatalf("replay: %d %v %s", again.status, again.header, again.body)
+	}
+	if r := patch("key-1", `{"data":{"attributes":{"tags":["b"]}}}`); r.status != 409 || r.errorCode(t) != "idempotency_key_reused" {
+		t.Fatalf("other body: %d %s", r.status, r.body)
+	}
+	if r := patch("key-2", `{"data":{"attributes":{"tags":""}}}`); r.status != 422 {
+		t.Fatalf("invalid body: %d", r.status)
+	}
+	if r := patch("key-2", `{"data":{"attributes":{"tags":["c"]}}}`); r.status != 200 || r.header.Get("Idempotent-Replayed") != "" {
+		t.Fatalf("a key whose first use failed validation was kept: %d %v", r.status, r.header)
+	}
+	var n int
+	for _, e := range readLog(t, dir) {
+		if e.Type == "CustomerTagsSet" {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Fatalf("%d tag events, want 2 (key-1 once, key-2 once)", n)
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"github.com/cgp-platform/cgp/auth"
 	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/httpapi"
+	"github.com/cgp-platform/cgp/idempotency"
 	"github.com/cgp-platform/cgp/ingest"
 	"github.com/cgp-platform/cgp/lastuse"
 	"github.com/cgp-platform/cgp/openapi"
@@ -34,16 +35,17 @@ import (
 // main builds it with OpenApp and the end-to-end tests build it the same way.
 type App struct {
 	*Core
-	Store     *rmsqlite.Store
-	Runtime   *projections.Runtime
-	Registry  *prometheus.Registry
-	Router    *mux.Router
-	Handler   http.Handler
-	Tenancy   *tenancy.Queries
-	Customers *customers.Queries
-	Auth      *auth.Authenticator
-	LastUse   *lastuse.Store
-	checks    *httpapi.Checks
+	Store       *rmsqlite.Store
+	Runtime     *projections.Runtime
+	Registry    *prometheus.Registry
+	Router      *mux.Router
+	Handler     http.Handler
+	Tenancy     *tenancy.Queries
+	Customers   *customers.Queries
+	Auth        *auth.Authenticator
+	LastUse     *lastuse.Store
+	Idempotency idempotency.Store
+	checks      *httpapi.Checks
 }
 
 // OpenApp opens every store and builds the HTTP handler. It starts nothing:
@@ -63,6 +65,10 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 	a.LastUse, err = lastuse.Open(filepath.Join(cfg.DataDir, "lastuse.db"))
 	if err != nil {
 		return nil, errors.Join(err, store.Close())
+	}
+	a.Idempotency, err = openIdempotency(cfg)
+	if err != nil {
+		return nil, errors.Join(err, a.LastUse.Close(), store.Close())
 	}
 	a.Tenancy = tenancy.NewQueries(store.DB())
 	a.Auth = auth.New(auth.Config{
@@ -110,8 +116,12 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 	httpapi.Handle(r, httpapi.Beta, http.MethodGet, "/api/v1/openapi.json", httpapi.Compressed(openapi.Handler()))
 	authn := a.Auth
 	readapi.NewCustomers(a.Customers, authn, mustCursorCodec(core), a.Runtime, time.Now).Routes(r)
-	writeapi.NewCustomers(core.Commands, authn, a.Customers, a.Runtime, time.Now).Routes(r)
-	writeapi.NewAPIKeys(core.Commands, authn, directory{a.Tenancy}, time.Now).Routes(r)
+	idem := idempotency.Middleware(a.Idempotency, func(r *http.Request) (string, bool) {
+		p, ok := auth.FromContext(r.Context())
+		return p.TokenID, ok
+	}, idempotency.Options{})
+	writeapi.NewCustomers(core.Commands, authn, idem, a.Customers, a.Runtime, time.Now).Routes(r)
+	writeapi.NewAPIKeys(core.Commands, authn, idem, directory{a.Tenancy}, time.Now).Routes(r)
 	readapi.NewUsage(authn, imageKeyFinder{a.Tenancy}, directory{a.Tenancy}, readapi.DefaultAICredits(), time.Now).Routes(r)
 	ingest.NewCommerce(shopFinder{a.Tenancy}, core.Commands, cfg.MaxWebhookBody).Routes(r)
 	a.Router = r
@@ -147,7 +157,11 @@ func (a *App) Serve(ctx context.Context, ln net.Listener, grace time.Duration) e
 
 // Close closes the read models and the core.
 func (a *App) Close() error {
-	return errors.Join(a.LastUse.Close(), a.Store.Close(), a.Core.Close())
+	var idem error
+	if c, ok := a.Idempotency.(interface{ Close() error }); ok {
+		idem = c.Close()
+	}
+	return errors.Join(idem, a.LastUse.Close(), a.Store.Close(), a.Core.Close())
 }
 
 func mustCursorCodec(core *Core) *httpapi.CursorCodec {
