@@ -13,6 +13,7 @@ import (
 
 	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/httpapi"
+	"github.com/cgp-platform/cgp/limits"
 )
 
 // Principal is an authenticated admin-token caller.
@@ -43,45 +44,20 @@ type Finder interface {
 	TokenByHash(ctx context.Context, hash string) (*Token, error)
 }
 
-// Verdict is the brute-force guard's answer for a client address.
-type Verdict struct {
-	Allowed    bool
-	Code       string // too_many_failed_attempts or ip_blocked when refused
-	RetryAfter time.Duration
-	Alert      bool // this failure crossed the alert threshold (once)
-	Failures   bool // the address has failures on record (a success resets them)
-}
-
-// Guard counts failed authentications per client address.
-type Guard interface {
-	Check(ctx context.Context, ip netip.Addr) (Verdict, error)
-	Fail(ctx context.Context, ip netip.Addr) (Verdict, error)
-	Succeed(ctx context.Context, ip netip.Addr) error
-}
-
-// Decision is the rate limiter's answer for a token.
-type Decision struct {
-	Allowed    bool
-	Limit      int
-	Remaining  int
-	Reset      time.Time
-	RetryAfter time.Duration
-}
-
-// Limiter limits requests per key to perMinute.
-type Limiter interface {
-	Allow(ctx context.Context, key string, perMinute int) (Decision, error)
-}
-
 // Config configures an Authenticator.
 type Config struct {
 	Tokens Finder
-	Guard  Guard
-	Limits Limiter
-	// PerMinute is the request limit per token by plan; plans absent get
-	// DefaultPerMinute.
-	PerMinute        map[domain.Plan]int
-	DefaultPerMinute int
+	// Guard counts failed authentications per client address (nil: none).
+	Guard limits.Guard
+	// Limits limits requests per token (nil: none), at the plan's limit in
+	// Plans; a plan absent there gets Default.
+	Limits  limits.Limiter
+	Plans   limits.PlanLimits
+	Default limits.Limit
+	// WaitFor, when set, lets a request that sends X-Wait-For-Position
+	// wait (bounded) until the credentials read model reached it, so a
+	// token just made is known to the request that first uses it.
+	WaitFor func(ctx context.Context, pos uint64) error
 	// OnAlert is called once when an address crosses the alert threshold
 	// (1000 failures in 24 hours). It must not block.
 	OnAlert func(ip netip.Addr)
@@ -124,8 +100,8 @@ func New(cfg Config) *Authenticator {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	if cfg.DefaultPerMinute == 0 {
-		cfg.DefaultPerMinute = 600
+	if cfg.Default.Rate == 0 {
+		cfg.Default = limits.PerMinute(limits.DefaultAgencyPerMinute)
 	}
 	return &Authenticator{cfg: cfg, LastUsed: NewLastUsed(), cache: map[string]*Token{}, revoked: map[string]time.Time{}}
 }
@@ -193,13 +169,19 @@ func bearer(r *http.Request) (string, bool) {
 }
 
 // guardCheck refuses a blocked address before any credential is looked at.
-func (a *Authenticator) guardCheck(r *http.Request) (Verdict, error) {
+func (a *Authenticator) guardCheck(r *http.Request) (limits.Verdict, error) {
 	if a.cfg.Guard == nil {
-		return Verdict{Allowed: true}, nil
+		return limits.Verdict{Allowed: true}, nil
 	}
-	v, err := a.cfg.Guard.Check(r.Context(), httpapi.ClientIP(r))
+	ip := httpapi.ClientIP(r)
+	v, err := a.cfg.Guard.Check(r.Context(), ip)
 	if err != nil {
 		return v, err
+	}
+	// Refused checks count towards the alert too: during a flood the
+	// 1000th attempt usually arrives here.
+	if v.Alert && a.cfg.OnAlert != nil {
+		a.cfg.OnAlert(ip)
 	}
 	if !v.Allowed {
 		return v, refusal(v)
@@ -207,7 +189,7 @@ func (a *Authenticator) guardCheck(r *http.Request) (Verdict, error) {
 	return v, nil
 }
 
-func refusal(v Verdict) error {
+func refusal(v limits.Verdict) error {
 	if v.Code == httpapi.CodeIPBlocked {
 		return httpapi.IPBlocked(v.RetryAfter)
 	}
@@ -227,11 +209,14 @@ func (a *Authenticator) failed(r *http.Request, answer error) error {
 	if v.Alert && a.cfg.OnAlert != nil {
 		a.cfg.OnAlert(ip)
 	}
+	if !v.Allowed {
+		return refusal(v) // this failure crossed a threshold
+	}
 	return answer
 }
 
 // succeeded resets the address's counters when it has failures on record.
-func (a *Authenticator) succeeded(r *http.Request, v Verdict) error {
+func (a *Authenticator) succeeded(r *http.Request, v limits.Verdict) error {
 	if a.cfg.Guard == nil || !v.Failures {
 		return nil
 	}
@@ -241,6 +226,9 @@ func (a *Authenticator) succeeded(r *http.Request, v Verdict) error {
 // Authenticate resolves the request's bearer token, with the brute-force
 // guard around it.
 func (a *Authenticator) Authenticate(r *http.Request) (Principal, error) {
+	if err := a.waitForPosition(r); err != nil {
+		return Principal{}, err
+	}
 	v, err := a.guardCheck(r)
 	if err != nil {
 		return Principal{}, err
@@ -340,20 +328,43 @@ func (a *Authenticator) limit(w http.ResponseWriter, r *http.Request, p Principa
 	if a.cfg.Limits == nil {
 		return nil
 	}
-	per := a.cfg.DefaultPerMinute
-	if n, ok := a.cfg.PerMinute[p.Plan]; ok {
-		per = n
+	lim := a.cfg.Default
+	if l, ok := a.cfg.Plans.For(p.Plan); ok {
+		lim = l
 	}
-	d, err := a.cfg.Limits.Allow(r.Context(), "tok:"+p.TokenID, per)
+	d, err := a.cfg.Limits.Allow(r.Context(), "tok:"+p.TokenID, lim)
 	if err != nil {
 		return err
 	}
 	h := w.Header()
 	h.Set("X-RateLimit-Limit", strconv.Itoa(d.Limit))
 	h.Set("X-RateLimit-Remaining", strconv.Itoa(max(d.Remaining, 0)))
-	h.Set("X-RateLimit-Reset", strconv.FormatInt(d.Reset.Unix(), 10))
+	h.Set("X-RateLimit-Reset", strconv.FormatInt(d.ResetUnix(), 10))
 	if !d.Allowed {
 		return httpapi.RateLimited(d.RetryAfter)
+	}
+	return nil
+}
+
+// maxWait bounds X-Wait-For-Position.
+const maxWait = 5 * time.Second
+
+func (a *Authenticator) waitForPosition(r *http.Request) error {
+	v := r.Header.Get(httpapi.HeaderWaitForPosition)
+	if v == "" || a.cfg.WaitFor == nil {
+		return nil
+	}
+	pos, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		return httpapi.InvalidParameter(httpapi.HeaderWaitForPosition, "must be a non-negative integer position")
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), maxWait)
+	defer cancel()
+	if err := a.cfg.WaitFor(ctx, pos); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return httpapi.Unavailable(time.Second)
+		}
+		return err
 	}
 	return nil
 }

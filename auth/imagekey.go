@@ -44,6 +44,9 @@ func ImageKeyFromContext(ctx context.Context) (ImageKeyPrincipal, bool) {
 
 // authenticateImageKey resolves X-API-Key, with the brute-force guard.
 func (a *Authenticator) authenticateImageKey(r *http.Request, keys ImageKeyFinder) (ImageKeyPrincipal, error) {
+	if err := a.waitForPosition(r); err != nil {
+		return ImageKeyPrincipal{}, err
+	}
 	v, err := a.guardCheck(r)
 	if err != nil {
 		return ImageKeyPrincipal{}, err

@@ -146,7 +146,8 @@ func binaryTenant(t *testing.T, dir, domain string) tenant {
 	secret := "binary-secret-0123456789"
 	shop := binaryCLI(t, dir, "shops", "create", "--account", acc["id"].(string), "--domain", domain, "--plan", "agency", "--webhook-secret", secret)
 	tok := binaryCLI(t, dir, "tokens", "create", "--shop", shop["id"].(string), "--scopes", "*")
-	return tenant{accountID: acc["id"].(string), shopID: shop["id"].(string), domain: domain, secret: secret, token: tok["token"].(string)}
+	return tenant{accountID: acc["id"].(string), shopID: shop["id"].(string), domain: domain, secret: secret,
+		token: tok["token"].(string), position: uint64(tok["position"].(float64))}
 }
 
 func TestBinaryServesTheSlice(t *testing.T) {
@@ -155,7 +156,7 @@ func TestBinaryServesTheSlice(t *testing.T) {
 	s := &testServer{t: t, base: p.base}
 	// Made by separate processes while the server runs.
 	tn := binaryTenant(t, dir, "binary.example.com")
-	waitForToken(t, s, tn.token)
+	waitForToken(t, s, tn)
 	r := s.webhook(t, tn, "customers/create", "bin-1", customerPayload(31337, "bin@example.com", 2, "50.00", "2026-10-01T10:00:00Z"))
 	if r.status != 200 {
 		t.Fatalf("webhook: %d %s", r.status, r.body)
@@ -190,7 +191,7 @@ func TestSIGKILLDuringBurstLosesNothingAcknowledged(t *testing.T) {
 	p := startBinary(t, dir)
 	s := &testServer{t: t, base: p.base}
 	tn := binaryTenant(t, dir, "burst.example.com")
-	waitForToken(t, s, tn.token)
+	waitForToken(t, s, tn)
 
 	const workers, killAfter = 32, 400
 	var acked sync.Map

@@ -3,6 +3,7 @@ package main
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -20,17 +21,17 @@ func TestRouteScopeWalk(t *testing.T) {
 	dir := t.TempDir()
 	s := startServer(t, dir)
 	base := newTenant(t, dir, "walk.example.com", "agency", "*")
-	waitForToken(t, s, base.token)
+	waitForToken(t, s, base)
 	w := s.webhook(t, base, "customers/create", "dlv-walk", customerPayload(1, "w@example.com", 1, "1.00", "2026-10-01T10:00:00Z"))
 	customerID := domain.CustomerIDFromExternal(base.shopID, "1")
 	tokens := map[domain.Scope]string{domain.ScopeAll: base.token}
+	var last tenant
 	for _, sc := range domain.AdminScopes() {
 		tok := cli(t, dir, "tokens", "create", "--shop", base.shopID, "--scopes", string(sc))
 		tokens[sc] = tok["token"].(string)
+		last = tenant{token: tokens[sc], position: uint64(tok["position"].(float64))}
 	}
-	for _, tok := range tokens {
-		waitForToken(t, s, tok)
-	}
+	waitForToken(t, s, last)
 	bodies := map[string]string{
 		"PATCH /api/v1/customers/{customer_id}": `{"data":{"attributes":{"tags":["walk"]}}}`,
 		"POST /api/v1/api-keys":                 `{"data":{"attributes":{"shop_id":"` + base.shopID + `","scopes":["customers:read"]}}}`,
@@ -74,10 +75,7 @@ func TestPlansAndCredentialKinds(t *testing.T) {
 	dir := t.TempDir()
 	s := startServer(t, dir)
 	tn := newTenant(t, dir, "plans.example.com", "growth", "customers:read")
-	// The tenancy read model has the token once it answers anything but 401.
-	eventually(t, 5*time.Second, "token projected", func() bool {
-		return s.get(t, "/api/v1/customers", tn.token).status != 401
-	})
+	waitForToken(t, s, tn)
 	if r := s.get(t, "/api/v1/customers", tn.token); r.status != 403 || r.errorCode(t) != "plan_required" {
 		t.Fatalf("growth plan: %d %s", r.status, r.body)
 	}
@@ -113,11 +111,9 @@ func TestMasterTokensAndRotation(t *testing.T) {
 	if code, _, stderr := runCLI("tokens", "create-master", "--account", newTenant(t, dir, "agency.example.com", "agency", "*").accountID, "--data-dir", dir); code == 0 || !strings.Contains(stderr, "enterprise") {
 		t.Fatalf("master token for an agency account: exit %d %s", code, stderr)
 	}
-	master := cli(t, dir, "tokens", "create-master", "--account", ent.accountID)["token"].(string)
-	waitForToken(t, s, ent.token)
-	eventually(t, 5*time.Second, "master token projected", func() bool {
-		return s.get(t, "/api/v1/usage", master).status != 401
-	})
+	mt := cli(t, dir, "tokens", "create-master", "--account", ent.accountID)
+	master := mt["token"].(string)
+	waitForToken(t, s, tenant{token: master, position: uint64(mt["position"].(float64))})
 	post := func(token, path, body string) response {
 		r := do(t, http.MethodPost, s.base+path, []byte(body), map[string]string{"Authorization": "Bearer " + token, "Content-Type": "application/json"})
 		v.ValidateResponse(t, r.req, r.resp, r.body)
@@ -132,7 +128,7 @@ func TestMasterTokensAndRotation(t *testing.T) {
 	if !strings.HasPrefix(minted, "copt_test_") || attrs["shop_id"] != ent.shopID {
 		t.Fatalf("created %s", created.body)
 	}
-	waitForToken(t, s, minted)
+	waitForToken(t, s, tenant{token: minted, position: uint64(mustUint(t, created.position(t)))})
 	for name, c := range map[string]struct {
 		token, body, code string
 		status            int
@@ -218,7 +214,7 @@ func TestImageKeysAndUsage(t *testing.T) {
 	s := startServer(t, dir)
 	v := openapitest.NewValidator(t)
 	tn := newTenant(t, dir, "img.example.com", "agency", "customers:read")
-	waitForToken(t, s, tn.token)
+	waitForToken(t, s, tn)
 	mint := func(args ...string) (string, []any) {
 		out := cli(t, dir, append([]string{"image-keys", "mint", "--shop", tn.shopID}, args...)...)
 		scopes, _ := out["scopes"].([]any)
@@ -245,14 +241,16 @@ func TestImageKeysAndUsage(t *testing.T) {
 	}
 	legacy := "legacy-key-from-before-scopes-0001"
 	sum := sha256.Sum256([]byte(legacy))
-	cli(t, dir, "image-keys", "import", "--shop", tn.shopID, "--sha256", hex.EncodeToString(sum[:]))
+	imported := cli(t, dir, "image-keys", "import", "--shop", tn.shopID, "--sha256", hex.EncodeToString(sum[:]))
 
 	usage := func(key string) response {
-		r := s.get(t, "/api/v1/usage", "", "X-API-Key", key)
+		r := s.get(t, "/api/v1/usage", "", "X-API-Key", key, "X-Wait-For-Position", fmt.Sprint(imported["position"]))
 		v.ValidateResponse(t, r.req, r.resp, r.body)
 		return r
 	}
-	eventually(t, 5*time.Second, "image keys projected", func() bool { return usage(legacy).status == 200 })
+	if r := usage(legacy); r.status != 200 {
+		t.Fatalf("legacy key without recorded scopes: %d %s", r.status, r.body)
+	}
 	if r := usage(readOnly); r.status != 200 || r.json(t)["data"].(map[string]any)["attributes"].(map[string]any)["ai_credits"].(map[string]any)["quota"] != 5000.0 {
 		t.Errorf("read-only key: %d %s", r.status, r.body)
 	}
@@ -277,7 +275,7 @@ func TestIdempotencyKeysOnWrites(t *testing.T) {
 	dir := t.TempDir()
 	s := startServer(t, dir)
 	tn := newTenant(t, dir, "idem.example.com", "agency", "*")
-	waitForToken(t, s, tn.token)
+	waitForToken(t, s, tn)
 	w := s.webhook(t, tn, "customers/create", "dlv-idem", customerPayload(3, "i@example.com", 1, "1.00", "2026-10-01T10:00:00Z"))
 	id := domain.CustomerIDFromExternal(tn.shopID, "3")
 	patch := func(key, body string) response {
@@ -311,4 +309,13 @@ func TestIdempotencyKeysOnWrites(t *testing.T) {
 	if n != 2 {
 		t.Fatalf("%d tag events, want 2 (key-1 once, key-2 once)", n)
 	}
+}
+
+func mustUint(t *testing.T, s string) uint64 {
+	t.Helper()
+	var n uint64
+	if _, err := fmt.Sscan(s, &n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

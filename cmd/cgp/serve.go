@@ -22,6 +22,7 @@ import (
 	"github.com/cgp-platform/cgp/idempotency"
 	"github.com/cgp-platform/cgp/ingest"
 	"github.com/cgp-platform/cgp/lastuse"
+	"github.com/cgp-platform/cgp/limits"
 	"github.com/cgp-platform/cgp/openapi"
 	"github.com/cgp-platform/cgp/projections"
 	"github.com/cgp-platform/cgp/projections/customers"
@@ -71,11 +72,24 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 		return nil, errors.Join(err, a.LastUse.Close(), store.Close())
 	}
 	a.Tenancy = tenancy.NewQueries(store.DB())
+	guard, limiter, err := openLimits(cfg, core.CursorKey)
+	if err != nil {
+		return nil, errors.Join(err, a.LastUse.Close(), store.Close())
+	}
 	a.Auth = auth.New(auth.Config{
-		Tokens:    tokenFinder{a.Tenancy},
-		PerMinute: map[domain.Plan]int{domain.PlanAgency: cfg.RateAgency, domain.PlanEnterprise: cfg.RateEnterprise},
-		OnAlert: func(ip netip.Addr) {
-			core.Logger.Error().Str("alert", "brute_force").Msg("1000 failed authentications in 24 hours from one address")
+		Tokens: tokenFinder{a.Tenancy},
+		WaitFor: func(ctx context.Context, pos uint64) error {
+			return a.Runtime.WaitFor(ctx, pos, tenancy.Name)
+		},
+		Guard:  guard,
+		Limits: limiter,
+		Plans: limits.PlanLimits{
+			domain.PlanAgency:     limits.PerMinute(cfg.RateAgency),
+			domain.PlanEnterprise: limits.PerMinute(cfg.RateEnterprise),
+		},
+		OnAlert: func(netip.Addr) {
+			// The address itself is personal data: it is not logged.
+			core.Logger.Error().Str("alert", "brute_force").Msg("1000 failed authentications in 24 hours from one client address")
 		},
 	})
 	for _, p := range []projections.Projector{tenancy.Projector(core.Codec, a.Auth.Invalidate), customers.Projector(core.Codec)} {

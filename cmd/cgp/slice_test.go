@@ -18,13 +18,16 @@ import (
 	"github.com/cgp-platform/cgp/openapi/openapitest"
 )
 
-// waitForToken polls until the tenancy read model knows a token made by the
-// CLI (the server sees another process's appends by its poll).
-func waitForToken(t *testing.T, s *testServer, token string) {
+// waitForToken waits until the tenancy read model reached the position the
+// CLI reported, so the server knows the token (the server sees another
+// process's appends by its poll). It polls nothing with an unknown token:
+// that would count as failed authentications.
+func waitForToken(t *testing.T, s *testServer, tn tenant) {
 	t.Helper()
-	eventually(t, 5*time.Second, "token known", func() bool {
-		return s.get(t, "/api/v1/customers?limit=1", token).status != http.StatusUnauthorized
-	})
+	r := s.get(t, "/api/v1/usage", tn.token, "X-Wait-For-Position", fmt.Sprint(tn.position))
+	if r.status == http.StatusUnauthorized || r.status >= 500 {
+		t.Fatalf("token not known at position %d: %d %s", tn.position, r.status, r.body)
+	}
 }
 
 func TestCustomersSliceEndToEnd(t *testing.T) {
@@ -33,7 +36,7 @@ func TestCustomersSliceEndToEnd(t *testing.T) {
 	v := openapitest.NewValidator(t)
 	tn := newTenant(t, dir, "slice.example.com", "agency", "customers:read,customers:write")
 	start := time.Now()
-	waitForToken(t, s, tn.token)
+	waitForToken(t, s, tn)
 	t.Logf("token created by the CLI usable after %v", time.Since(start))
 
 	created := s.webhook(t, tn, "customers/create", "dlv-create-1", customerPayload(7001, "ada@example.com", 1, "120.50", "2026-10-01T10:00:00Z"))
@@ -124,8 +127,8 @@ func TestAdminAuthenticationAndScopes(t *testing.T) {
 	v := openapitest.NewValidator(t)
 	reader := newTenant(t, dir, "reader.example.com", "enterprise", "customers:read")
 	other := newTenant(t, dir, "other.example.com", "agency", "*")
-	waitForToken(t, s, reader.token)
-	waitForToken(t, s, other.token)
+	waitForToken(t, s, reader)
+	waitForToken(t, s, other)
 	w := s.webhook(t, other, "customers/create", "dlv-other-1", customerPayload(1, "o@example.com", 0, "0.00", "2026-10-01T10:00:00Z"))
 	otherID := domain.CustomerIDFromExternal(other.shopID, "1")
 
@@ -176,7 +179,7 @@ func TestWebhookReceiverRejectsBadDeliveries(t *testing.T) {
 	s := startServer(t, dir)
 	v := openapitest.NewValidator(t)
 	tn := newTenant(t, dir, "hooks.example.com", "agency", "*")
-	waitForToken(t, s, tn.token)
+	waitForToken(t, s, tn)
 	body := customerPayload(42, "x@example.com", 0, "0", "2026-10-01T10:00:00Z")
 
 	post := func(h map[string]string, b []byte) response {
@@ -279,7 +282,7 @@ func TestWebhookDeduplication(t *testing.T) {
 	dir := t.TempDir()
 	s := startServer(t, dir)
 	tn := newTenant(t, dir, "dedup.example.com", "agency", "*")
-	waitForToken(t, s, tn.token)
+	waitForToken(t, s, tn)
 	body := customerPayload(99, "dup@example.com", 2, "10.00", "2026-10-01T10:00:00Z")
 	id := eventlog.DeterministicID("commerce", tn.shopID, "dlv-dup").String()
 
@@ -346,7 +349,7 @@ func TestCustomerListCursorsFiltersAndSorts(t *testing.T) {
 	s := startServer(t, dir)
 	v := openapitest.NewValidator(t)
 	tn := newTenant(t, dir, "list.example.com", "agency", "customers:read")
-	waitForToken(t, s, tn.token)
+	waitForToken(t, s, tn)
 	const n = 57
 	var last response
 	for i := 1; i <= n; i++ {
@@ -464,7 +467,7 @@ func TestLogsHoldNoSecretsOrPersonalData(t *testing.T) {
 	dir := t.TempDir()
 	s := startServer(t, dir)
 	tn := newTenant(t, dir, "logs.example.com", "agency", "*")
-	waitForToken(t, s, tn.token)
+	waitForToken(t, s, tn)
 	body := customerPayload(5150, "private.person@example.com", 1, "10.00", "2026-10-01T10:00:00Z")
 	r := s.webhook(t, tn, "customers/create", "dlv-logs", body)
 	sig := webhookHeaders(tn, "customers/create", "dlv-logs", body)["X-Commerce-Hmac-Sha256"]
