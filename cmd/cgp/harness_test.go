@@ -57,10 +57,20 @@ func testConfig(dir string) Config {
 
 func startServer(t *testing.T, dir string) *testServer {
 	t.Helper()
+	return startServerWith(t, dir, nil)
+}
+
+// startServerWith starts the server with its configuration changed by mod.
+func startServerWith(t *testing.T, dir string, mod func(*Config)) *testServer {
+	t.Helper()
+	cfg := testConfig(dir)
+	if mod != nil {
+		mod(&cfg)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &testServer{t: t, dir: dir, cancel: cancel, done: make(chan error, 1), logs: &syncBuffer{}, stdout: &syncBuffer{}}
 	ready := make(chan string, 1)
-	go func() { s.done <- serve(ctx, testConfig(dir), s.stdout, s.logs, func(addr string) { ready <- addr }) }()
+	go func() { s.done <- serve(ctx, cfg, s.stdout, s.logs, func(addr string) { ready <- addr }) }()
 	select {
 	case addr := <-ready:
 		s.base = "http://" + addr

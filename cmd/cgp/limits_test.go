@@ -1,0 +1,117 @@
+package main
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// from sends a request as the client at ip (through a trusted proxy).
+func (s *testServer) from(t *testing.T, ip, token string) response {
+	t.Helper()
+	h := map[string]string{"X-Forwarded-For": ip}
+	if token != "" {
+		h["Authorization"] = "Bearer " + token
+	}
+	return do(t, http.MethodGet, s.base+"/api/v1/customers", nil, h)
+}
+
+func TestBruteForceProtectionPerClientAddress(t *testing.T) {
+	dir := t.TempDir()
+	s := startServerWith(t, dir, func(c *Config) { c.TrustedProxies = []string{"127.0.0.1/32"} })
+	tn := newTenant(t, dir, "brute.example.com", "agency", "customers:read")
+	waitForToken(t, s, tn)
+	bad := "copt_live_" + strings.Repeat("B", 32)
+
+	// Ten failures are answered 401; the eleventh within the minute is 429.
+	for i := 0; i < 10; i++ {
+		if r := s.from(t, "203.0.113.7", bad); r.status != 401 {
+			t.Fatalf("failure %d: %d %s", i+1, r.status, r.body)
+		}
+	}
+	r := s.from(t, "203.0.113.7", bad)
+	if r.status != 429 || r.errorCode(t) != "too_many_failed_attempts" {
+		t.Fatalf("11th failure: %d %s", r.status, r.body)
+	}
+	if ra, err := strconv.Atoi(r.header.Get("Retry-After")); err != nil || ra < 1 || ra > 60 {
+		t.Fatalf("Retry-After %q", r.header.Get("Retry-After"))
+	}
+	// Even a good token waits from that address; other addresses are not
+	// affected.
+	if r := s.from(t, "203.0.113.7", tn.token); r.status != 429 {
+		t.Errorf("good token from the throttled address: %d", r.status)
+	}
+	if r := s.from(t, "198.51.100.1", tn.token); r.status != 200 {
+		t.Errorf("good token from another address: %d %s", r.status, r.body)
+	}
+	// A success resets the counters of its address.
+	for i := 0; i < 5; i++ {
+		s.from(t, "198.51.100.2", bad)
+	}
+	if r := s.from(t, "198.51.100.2", tn.token); r.status != 200 {
+		t.Fatalf("success: %d", r.status)
+	}
+	for i := 0; i < 10; i++ {
+		if r := s.from(t, "198.51.100.2", bad); r.status != 401 {
+			t.Fatalf("failure %d after a success: %d (counters not reset)", i+1, r.status)
+		}
+	}
+	// 100 failed attempts within 24 hours block the address for an hour;
+	// 1000 raise an alert.
+	var blocked response
+	for i := 0; i < 1000; i++ {
+		blocked = s.from(t, "192.0.2.99", bad)
+	}
+	if blocked.status != 429 || blocked.errorCode(t) != "ip_blocked" {
+		t.Fatalf("after 1000 failures: %d %s", blocked.status, blocked.body)
+	}
+	if ra, _ := strconv.Atoi(blocked.header.Get("Retry-After")); ra < 3000 || ra > 3600 {
+		t.Fatalf("block Retry-After %q", blocked.header.Get("Retry-After"))
+	}
+	if r := s.from(t, "192.0.2.99", tn.token); r.status != 429 {
+		t.Errorf("good token from a blocked address: %d", r.status)
+	}
+	s.stop()
+	if n := strings.Count(s.logs.String(), `"alert":"brute_force"`); n != 1 {
+		t.Fatalf("%d brute-force alerts logged, want 1", n)
+	}
+	if strings.Contains(s.logs.String(), "192.0.2.99") {
+		t.Fatal("the client address reached the logs")
+	}
+}
+
+func TestRateLimitPerToken(t *testing.T) {
+	dir := t.TempDir()
+	s := startServerWith(t, dir, func(c *Config) { c.RateAgency = 5 })
+	tn := newTenant(t, dir, "rate.example.com", "agency", "customers:read")
+	other := newTenant(t, dir, "rate2.example.com", "agency", "customers:read")
+	waitForToken(t, s, other) // made after tn: tn is known too
+	var last response
+	remaining := []string{}
+	for i := 0; i < 5; i++ {
+		last = s.get(t, "/api/v1/customers", tn.token)
+		if last.status != 200 {
+			t.Fatalf("request %d: %d %s", i+1, last.status, last.body)
+		}
+		remaining = append(remaining, last.header.Get("X-RateLimit-Remaining"))
+		if last.header.Get("X-RateLimit-Limit") != "5" {
+			t.Fatalf("X-RateLimit-Limit %q", last.header.Get("X-RateLimit-Limit"))
+		}
+	}
+	if strings.Join(remaining, ",") != "4,3,2,1,0" {
+		t.Errorf("remaining %v", remaining)
+	}
+	r := s.get(t, "/api/v1/customers", tn.token)
+	if r.status != 429 || r.errorCode(t) != "rate_limited" || r.header.Get("Retry-After") == "" || r.header.Get("X-RateLimit-Remaining") != "0" {
+		t.Fatalf("over the limit: %d %v %s", r.status, r.header, r.body)
+	}
+	reset, err := strconv.ParseInt(r.header.Get("X-RateLimit-Reset"), 10, 64)
+	if err != nil || reset <= 0 {
+		t.Fatalf("X-RateLimit-Reset %q", r.header.Get("X-RateLimit-Reset"))
+	}
+	// Another token is not affected.
+	if r := s.get(t, "/api/v1/customers", other.token); r.status != 200 {
+		t.Fatalf("other token: %d", r.status)
+	}
+}
