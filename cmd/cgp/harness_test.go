@@ -261,3 +261,15 @@ func recordCustomer(shop, external string) commands.RecordCustomer {
 func setTags(shop, external string, tags []string) commands.SetCustomerTags {
 	return commands.SetCustomerTags{ShopID: shop, CustomerID: domain.CustomerIDFromExternal(shop, external), Tags: tags}
 }
+
+func createAccount(name, plan string) commands.CreateAccount {
+	return commands.CreateAccount{Name: name, Plan: plan}
+}
+
+func createShop(account, domain string) commands.CreateShop {
+	return commands.CreateShop{AccountID: account, Domain: domain, Plan: "agency", WebhookSecret: "bench-secret-0123456789"}
+}
+
+func issueToken(shop string, scopes ...string) commands.IssueToken {
+	return commands.IssueToken{ShopID: shop, Scopes: scopes}
+}

@@ -76,6 +76,13 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 	if err != nil {
 		return nil, errors.Join(err, a.LastUse.Close(), store.Close())
 	}
+	plans := limits.PlanLimits{
+		domain.PlanAgency:     limits.PerMinute(cfg.RateAgency),
+		domain.PlanEnterprise: limits.PerMinute(cfg.RateEnterprise),
+	}
+	if err := plans.Validate(); err != nil {
+		return nil, errors.Join(fmt.Errorf("rate limits: %w", err), a.LastUse.Close(), store.Close())
+	}
 	a.Auth = auth.New(auth.Config{
 		Tokens: tokenFinder{a.Tenancy},
 		WaitFor: func(ctx context.Context, pos uint64) error {
@@ -83,10 +90,7 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 		},
 		Guard:  guard,
 		Limits: limiter,
-		Plans: limits.PlanLimits{
-			domain.PlanAgency:     limits.PerMinute(cfg.RateAgency),
-			domain.PlanEnterprise: limits.PerMinute(cfg.RateEnterprise),
-		},
+		Plans:  plans,
 		OnAlert: func(netip.Addr) {
 			// The address itself is personal data: it is not logged.
 			core.Logger.Error().Str("alert", "brute_force").Msg("1000 failed authentications in 24 hours from one client address")
