@@ -127,7 +127,7 @@ func execute[A aggregate](ctx context.Context, h *Handler, shop, stream string, 
 				id = d.ids[i]
 			}
 			if id == uuid.Nil {
-				id = uuid.New()
+				id = newEventID()
 			}
 			tenant := shop
 			if d.shop != "" {
@@ -150,4 +150,14 @@ func execute[A aggregate](ctx context.Context, h *Handler, shop, stream string, 
 		}
 		return Result{Position: res.Position, Revision: res.NextExpectedRevision}, nil
 	}
+}
+
+// newEventID returns a fresh event id, ordered by time (UUIDv7) so that the
+// log's id index grows at its end.
+func newEventID() uuid.UUID {
+	id, err := uuid.NewV7()
+	if err != nil {
+		return uuid.New()
+	}
+	return id
 }

@@ -4,5 +4,5 @@
 // so a repeated delivery appends nothing. It answers 2xx only after the
 // append is durable. No business rules live here.
 //
-// It imports domain, eventlog, commands and httpapi.
+// It imports domain, eventlog, commands, auth (the public surface) and httpapi.
 package ingest

@@ -273,3 +273,14 @@ func createShop(account, domain string) commands.CreateShop {
 func issueToken(shop string, scopes ...string) commands.IssueToken {
 	return commands.IssueToken{ShopID: shop, Scopes: scopes}
 }
+
+func fmtAny(v any) string {
+	switch x := v.(type) {
+	case float64:
+		return strconv.FormatUint(uint64(x), 10)
+	default:
+		return fmt.Sprint(v)
+	}
+}
+
+func timeNow() time.Time { return time.Now() }

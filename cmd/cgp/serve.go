@@ -142,6 +142,7 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 	writeapi.NewAPIKeys(core.Commands, authn, idem, directory{a.Tenancy}, time.Now).Routes(r)
 	readapi.NewUsage(authn, imageKeyFinder{a.Tenancy}, directory{a.Tenancy}, readapi.DefaultAICredits(), time.Now).Routes(r)
 	ingest.NewCommerce(shopFinder{a.Tenancy}, core.Commands, cfg.MaxWebhookBody).Routes(r)
+	ingest.NewPixel(authn, publicShops{a.Tenancy}, core.Commands).Routes(r)
 	a.Router = r
 	a.Handler = stack.Wrap(r)
 	return a, nil
@@ -295,4 +296,23 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer, ready func
 	}
 	err = app.Serve(ctx, ln, cfg.ShutdownGrace)
 	return errors.Join(err, app.Close())
+}
+
+// publicShops adapts the tenancy read model to the public surface.
+type publicShops struct{ q *tenancy.Queries }
+
+func (p publicShops) PublicKeyShop(ctx context.Context, hash string) (string, error) {
+	k, err := p.q.PublicKeyByHash(ctx, hash)
+	if err != nil {
+		return "", err
+	}
+	return k.ShopID, nil
+}
+
+func (p publicShops) ShopCORS(ctx context.Context, d string) (string, []string, error) {
+	return p.q.ShopCORS(ctx, d)
+}
+
+func (p publicShops) OriginAllowed(ctx context.Context, host string) (bool, error) {
+	return p.q.OriginAllowed(ctx, host)
 }

@@ -277,3 +277,35 @@ func (q *Queries) TokenByID(ctx context.Context, id string) (*Token, error) {
 	}
 	return q.TokenByHash(ctx, hash)
 }
+
+// ShopCORS returns the shop on a domain with its CORS allow-list.
+func (q *Queries) ShopCORS(ctx context.Context, d string) (string, []string, error) {
+	var id, cors string
+	err := q.db.QueryRowContext(ctx, `SELECT shop_id, cors_allow_list FROM shops WHERE domain = ?`, domain.NormalizeDomain(d)).Scan(&id, &cors)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil, domain.NotFound("shop")
+	}
+	if err != nil {
+		return "", nil, fmt.Errorf("find shop: %w", err)
+	}
+	var list []string
+	if err := json.Unmarshal([]byte(cors), &list); err != nil {
+		return "", nil, fmt.Errorf("shop %s cors list: %w", id, err)
+	}
+	return id, list, nil
+}
+
+// OriginAllowed reports whether a shop is on host or lists it in its CORS
+// allow-list.
+func (q *Queries) OriginAllowed(ctx context.Context, host string) (bool, error) {
+	var one int
+	err := q.db.QueryRowContext(ctx, `SELECT 1 FROM shops WHERE domain = ?1
+		UNION ALL SELECT 1 FROM shops, json_each(shops.cors_allow_list) WHERE json_each.value = ?1 LIMIT 1`, host).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("origin lookup: %w", err)
+	}
+	return true, nil
+}

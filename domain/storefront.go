@@ -1,0 +1,95 @@
+package domain
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Storefront event types the pixel accepts.
+var storefrontEventTypes = map[string]bool{
+	"page_view": true, "product_view": true, "add_to_cart": true, "checkout_started": true, "search": true,
+}
+
+// attributionParams are the query parameters a touchpoint keeps: UTM
+// parameters and advertising click ids. Every other query parameter is
+// dropped (it may carry personal data).
+var attributionParams = map[string]bool{
+	"utm_source": true, "utm_medium": true, "utm_campaign": true, "utm_term": true, "utm_content": true,
+	"gclid": true, "gbraid": true, "wbraid": true, "fbclid": true, "ttclid": true, "msclkid": true, "li_fat_id": true,
+}
+
+// VisitorStream is the stream of one storefront visitor (pseudonymous id
+// hashed, so the stream id carries nothing personal).
+func VisitorStream(shopID, anonymousID string) string {
+	sum := sha256.Sum256([]byte(shopID + "\x00" + anonymousID))
+	return "visitor-" + hex.EncodeToString(sum[:16])
+}
+
+// StorefrontEventRecorded: the storefront pixel reported a visitor event.
+type StorefrontEventRecorded struct {
+	ShopID       string            `json:"shop_id"`
+	Type         string            `json:"type"`
+	AnonymousID  string            `json:"anonymous_id"`
+	Host         string            `json:"host"`
+	Path         string            `json:"path"`
+	Params       map[string]string `json:"params,omitempty"`
+	ReferrerHost string            `json:"referrer_host,omitempty"`
+	OccurredAt   time.Time         `json:"occurred_at"`
+}
+
+// EventType implements Event.
+func (StorefrontEventRecorded) EventType() string { return "StorefrontEventRecorded" }
+
+// StorefrontEvent is what the pixel sends.
+type StorefrontEvent struct {
+	Type        string
+	URL         string
+	Referrer    string
+	AnonymousID string
+	OccurredAt  time.Time
+}
+
+// RecordStorefrontEvent validates a pixel event and keeps only what
+// attribution needs: host, path, UTM parameters, click ids, the referrer's
+// host. now bounds occurred_at (not more than a minute ahead, not older than
+// 7 days; a zero time becomes now).
+func RecordStorefrontEvent(shopID string, in StorefrontEvent, now time.Time) (*StorefrontEventRecorded, error) {
+	if !storefrontEventTypes[in.Type] {
+		return nil, Invalid("type", "type must be one of page_view, product_view, add_to_cart, checkout_started, search")
+	}
+	if n := len(in.AnonymousID); n < 8 || n > 128 || strings.ContainsAny(in.AnonymousID, " \t\r\n") {
+		return nil, Invalid("anonymous_id", "anonymous_id must be 8 to 128 characters without spaces")
+	}
+	u, err := url.Parse(in.URL)
+	if err != nil || len(in.URL) > 4096 || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return nil, Invalid("url", "url must be an absolute http(s) URL of at most 4096 characters")
+	}
+	ev := &StorefrontEventRecorded{ShopID: shopID, Type: in.Type, AnonymousID: in.AnonymousID,
+		Host: strings.ToLower(u.Hostname()), Path: u.EscapedPath(), OccurredAt: in.OccurredAt.UTC()}
+	if ev.Path == "" {
+		ev.Path = "/"
+	}
+	for k, vs := range u.Query() {
+		if k = strings.ToLower(k); attributionParams[k] && len(vs) > 0 && len(vs[0]) <= 512 {
+			if ev.Params == nil {
+				ev.Params = map[string]string{}
+			}
+			ev.Params[k] = vs[0]
+		}
+	}
+	if in.Referrer != "" {
+		if r, err := url.Parse(in.Referrer); err == nil && r.Host != "" {
+			ev.ReferrerHost = strings.ToLower(r.Hostname())
+		}
+	}
+	switch {
+	case in.OccurredAt.IsZero():
+		ev.OccurredAt = now.UTC()
+	case in.OccurredAt.After(now.Add(time.Minute)) || in.OccurredAt.Before(now.Add(-7*24*time.Hour)):
+		return nil, Invalid("occurred_at", "occurred_at must be within the last 7 days")
+	}
+	return ev, nil
+}
