@@ -115,3 +115,25 @@ func TestRateLimitPerToken(t *testing.T) {
 		t.Fatalf("other token: %d", r.status)
 	}
 }
+
+func TestOversizedInputIsA4xx(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, dir)
+	tn := newTenant(t, dir, "big.example.com", "agency", "*")
+	waitForToken(t, s, tn)
+	if r := s.get(t, "/api/v1/customers", tn.token, "X-Padding", strings.Repeat("x", 200<<10)); r.status != http.StatusRequestHeaderFieldsTooLarge {
+		t.Errorf("200 KiB of headers: %d", r.status)
+	}
+	big := []byte(`{"data":{"attributes":{"tags":["` + strings.Repeat("x", 2<<20) + `"]}}}`)
+	r := do(t, http.MethodPatch, s.base+"/api/v1/customers/cus_x", big, map[string]string{"Authorization": "Bearer " + tn.token, "Content-Type": "application/json"})
+	if r.status != http.StatusRequestEntityTooLarge || r.errorCode(t) != "payload_too_large" {
+		t.Errorf("2 MiB PATCH: %d %.200s", r.status, r.body)
+	}
+	r = do(t, http.MethodPost, s.base+"/api/public/events", big, map[string]string{"X-Shop-Domain": "big.example.com", "Origin": "https://big.example.com", "Content-Type": "application/json"})
+	if r.status != http.StatusRequestEntityTooLarge {
+		t.Errorf("2 MiB pixel event: %d %.200s", r.status, r.body)
+	}
+	if r := s.get(t, "/api/v1/customers?"+strings.Repeat("a", 100<<10)+"=1", tn.token); r.status >= 500 || r.status < 400 {
+		t.Errorf("100 KiB query: %d", r.status)
+	}
+}
