@@ -8,15 +8,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"path/filepath"
 	"runtime"
 	"sync"
 	"time"
 
-	sqlite3 "github.com/mattn/go-sqlite3"
-
 	"github.com/cgp-platform/cgp/idempotency"
+	"github.com/cgp-platform/cgp/internal/sqlitedb"
 )
 
 // Config configures a SQLite idempotency store.
@@ -428,46 +426,19 @@ func (s *Store) writeTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	return nil
 }
 
-// connector opens connections with the pragmas every connection needs;
-// they are per connection in SQLite, so a pool must set them on each.
-type connector struct {
-	dsn    string
-	driver *sqlite3.SQLiteDriver
-}
-
-func newConnector(path string, busy time.Duration) *connector {
+// newConnector opens the file with the pragmas every connection needs.
+func newConnector(path string, busy time.Duration) driver.Connector {
 	// A file: URI with the path escaped, so that '?', '#' and '%' in a
 	// directory name stay part of the path. _txlock=immediate makes every
 	// transaction take the write lock at BEGIN: the read and the write of a
 	// claim happen under one lock, and two writers never deadlock upgrading
 	// from read to write.
-	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?_txlock=immediate"
 	// synchronous=FULL: a claim and a completion are on disk when they
 	// return. secure_delete: purged response bodies (which may hold
 	// personal data) are zeroed, not left in free pages.
-	pragmas := fmt.Sprintf(`
+	return sqlitedb.Connector(path, "_txlock=immediate", fmt.Sprintf(`
 		PRAGMA busy_timeout = %d;
 		PRAGMA journal_mode = WAL;
 		PRAGMA synchronous = FULL;
-		PRAGMA secure_delete = ON;`, busy.Milliseconds())
-	return &connector{
-		dsn: dsn,
-		driver: &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
-			if _, err := c.Exec(pragmas, nil); err != nil {
-				return fmt.Errorf("set pragmas: %w", err)
-			}
-			return nil
-		}},
-	}
+		PRAGMA secure_delete = ON;`, busy.Milliseconds()))
 }
-
-// Connect implements driver.Connector.
-func (c *connector) Connect(ctx context.Context) (driver.Conn, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return c.driver.Open(c.dsn)
-}
-
-// Driver implements driver.Connector.
-func (c *connector) Driver() driver.Driver { return c.driver }

@@ -54,5 +54,5 @@
 // package supplies the look-up and the batch's transaction.
 //
 // It imports the standard library, vault, vault/internal/batch,
-// vault/internal/wrapstore, and github.com/mattn/go-sqlite3.
+// vault/internal/wrapstore, and internal/sqlitedb (mattn/go-sqlite3).
 package sqlite

@@ -6,14 +6,12 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
-	"net/url"
 	"path/filepath"
 	"runtime"
 	"sync"
 	"time"
 
-	sqlite3 "github.com/mattn/go-sqlite3"
-
+	"github.com/cgp-platform/cgp/internal/sqlitedb"
 	"github.com/cgp-platform/cgp/vault"
 	"github.com/cgp-platform/cgp/vault/internal/batch"
 	"github.com/cgp-platform/cgp/vault/internal/wrapstore"
@@ -363,44 +361,16 @@ func (v *Vault) checkpoint(ctx context.Context) error {
 	return nil
 }
 
-// connector opens connections with the pragmas every connection of the
-// vault needs; they are per connection in SQLite, so a pool must set them
-// on each one.
-type connector struct {
-	dsn    string
-	driver *sqlite3.SQLiteDriver
-}
-
-func newConnector(path string, busy time.Duration) *connector {
+// newConnector opens the file with the pragmas every connection needs.
+func newConnector(path string, busy time.Duration) driver.Connector {
 	// A file: URI with the path escaped, so that '?', '#' and '%' in a
 	// directory name stay part of the path. _txlock=immediate makes every
 	// transaction take the write lock at BEGIN, so two writers never
 	// deadlock upgrading from read to write.
-	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?_txlock=immediate&_stmt_cache_size=16"
-	pragmas := fmt.Sprintf(`
+	return sqlitedb.Connector(path, "_txlock=immediate&_stmt_cache_size=16", fmt.Sprintf(`
 		PRAGMA busy_timeout = %d;
 		PRAGMA journal_mode = WAL;
 		PRAGMA synchronous = FULL;
 		PRAGMA secure_delete = ON;
-		PRAGMA temp_store = MEMORY;`, busy.Milliseconds())
-	return &connector{
-		dsn: dsn,
-		driver: &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
-			if _, err := c.Exec(pragmas, nil); err != nil {
-				return fmt.Errorf("set pragmas: %w", err)
-			}
-			return nil
-		}},
-	}
+		PRAGMA temp_store = MEMORY;`, busy.Milliseconds()))
 }
-
-// Connect implements driver.Connector.
-func (c *connector) Connect(ctx context.Context) (driver.Conn, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return c.driver.Open(c.dsn)
-}
-
-// Driver implements driver.Connector.
-func (c *connector) Driver() driver.Driver { return c.driver }
