@@ -3,7 +3,6 @@ package sqlite
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -11,58 +10,49 @@ import (
 	"github.com/cgp-platform/cgp/eventlog"
 )
 
-// run commits one batch and answers each of its requests.
-func (w *writer) run(batch []*request) {
-	live := batch[:0]
-	for _, r := range batch {
-		if err := r.ctx.Err(); err != nil {
-			r.done <- response{err: err}
-			continue
-		}
-		live = append(live, r)
-	}
-	if len(live) == 0 {
+// add runs r inside the open batch's transaction, beginning one if needed.
+// A request whose ctx ended, or that comes after the log failed closed, is
+// answered at once. When the transaction itself fails, the whole batch is
+// rolled back and answered with the failure (see abort).
+func (w *writer) add(r *request) {
+	if err := r.ctx.Err(); err != nil {
+		r.done <- response{err: err}
 		return
 	}
-	w.answers = slices.Grow(w.answers[:0], len(live))[:len(live)]
-	clear(w.answers)
-	var committed bool
-	if err := w.raw(func() error {
-		committed = w.transact(live)
-		return nil
-	}); err != nil {
-		for i := range w.answers {
-			w.answers[i] = response{err: unavailable("append", err)}
+	if err := w.l.failure(); err != nil {
+		r.done <- response{err: err}
+		return
+	}
+	w.reqs = append(w.reqs, r)
+	w.answers = append(w.answers, response{})
+	w.events += len(r.events)
+	if !w.inTx {
+		if err := w.begin(); err != nil {
+			w.abort("begin", err)
+			return
 		}
 	}
-	if !committed {
-		// The transaction failed and rolled back: forget what it touched.
-		clear(w.heads)
+	resp, err := w.apply(r, w.l.cfg.Now().UTC())
+	if err != nil {
+		w.abort("append to "+r.stream, err)
+		return
 	}
-	for i, r := range live {
-		r.done <- w.answers[i]
-	}
-	if committed {
-		w.l.changed.notify()
+	w.answers[len(w.answers)-1] = resp
+	if resp.wrote > 0 {
+		w.wroteAppends++
+		w.wroteEvents += uint64(resp.wrote)
 	}
 }
 
-// transact runs the batch's transaction, filling w.answers. It reports
-// whether the transaction committed.
-func (w *writer) transact(live []*request) bool {
-	fail := func(op string, err error) bool {
-		_ = w.execSQL("ROLLBACK")
-		for i := range w.answers {
-			w.answers[i] = response{err: unavailable(op, err)}
-		}
-		return false
-	}
+// begin opens the batch's transaction.
+func (w *writer) begin() error {
 	if err := w.execSQL("BEGIN IMMEDIATE"); err != nil {
-		return fail("begin", err)
+		return err
 	}
+	w.inTx = true
 	found, err := w.queryRow(w.dataVersion)
 	if err != nil || !found {
-		return fail("read data version", errors.Join(err, errors.New("no data_version")))
+		return errors.Join(err, errors.New("no data_version"))
 	}
 	if version := w.dest[0].(int64); version != w.lastVersion || len(w.heads) > maxCachedHeads {
 		// Another connection committed since our last transaction: cached
@@ -71,29 +61,70 @@ func (w *writer) transact(live []*request) bool {
 		w.lastVersion = version
 	}
 	clear(w.pending)
-	now := w.l.cfg.Now().UTC()
-	var appends, events uint64
-	for i, r := range live {
-		resp, err := w.apply(r, now)
-		if err != nil {
-			return fail("append to "+r.stream, err)
-		}
-		w.answers[i] = resp
-		if resp.wrote > 0 {
-			appends++
-			events += uint64(resp.wrote)
-		}
+	return nil
+}
+
+// commit commits the open batch and hands it to the syncer.
+func (w *writer) commit() {
+	if !w.inTx {
+		return // every request of the batch was answered already
 	}
 	if err := w.execSQL("COMMIT"); err != nil {
-		return fail("commit", err)
+		w.abort("commit", err)
+		return
 	}
 	for stream, h := range w.pending {
 		w.heads[stream] = h
 	}
 	w.l.stats.commits.Add(1)
-	w.l.stats.appends.Add(appends)
-	w.l.stats.events.Add(events)
-	return true
+	w.l.stats.appends.Add(w.wroteAppends)
+	w.l.stats.events.Add(w.wroteEvents)
+	// Every answer, even a wrong-revision one or a repeat, waits for the
+	// fsync: it reports a state that is not durable before it.
+	w.handOff()
+	w.afterCommit()
+}
+
+// abort rolls the open transaction back and answers every request of the
+// batch with the failure. The cached heads are forgotten: the transaction
+// may have changed them.
+func (w *writer) abort(op string, err error) {
+	if w.inTx {
+		_ = w.execSQL("ROLLBACK")
+	}
+	clear(w.heads)
+	for i := range w.answers {
+		w.answers[i] = response{err: unavailable(op, err)}
+	}
+	if w.floor == 0 {
+		for i, r := range w.reqs {
+			r.done <- w.answers[i]
+		}
+		w.reset()
+		return
+	}
+	// The batch holds the read cap, which only the syncer lifts, after an
+	// fsync: that is also right should a failed COMMIT have left the
+	// batch in the WAL after all.
+	w.handOff()
+}
+
+// handOff passes the batch to the syncer and starts a new one.
+func (w *writer) handOff() {
+	w.l.inSync.Add(1)
+	w.l.syncs <- syncJob{reqs: w.reqs, answers: w.answers, floor: w.floor}
+	// The syncer owns the slices now.
+	w.reqs, w.answers = nil, nil
+	w.reset()
+}
+
+func (w *writer) reset() {
+	w.inTx = false
+	w.reqs = w.reqs[:0]
+	w.answers = w.answers[:0]
+	w.events = 0
+	w.wroteAppends, w.wroteEvents = 0, 0
+	w.floor = 0
 }
 
 // apply runs one request inside the open transaction. A failure that
@@ -158,6 +189,13 @@ func (w *writer) apply(r *request, now time.Time) (response, error) {
 			var pos int64
 			pos, err = res.LastInsertId()
 			next = streamHead{exists: true, rev: rev, pos: uint64(pos), hash: hash}
+			if err == nil && w.floor == 0 {
+				// The batch's first event: from here until its fsync,
+				// readers of this process stop below it. Positions grow,
+				// so the batch's later events lie above it.
+				w.floor = pos
+				w.l.vis.hold(pos)
+			}
 		}
 		if err != nil {
 			if multi {

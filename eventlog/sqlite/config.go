@@ -18,14 +18,23 @@ type Config struct {
 	Path string
 	// MaxBatch caps how many events one group-commit transaction takes.
 	// An append larger than MaxBatch is still taken, alone. Default 1024.
+	// (One fsync may cover several transactions.)
 	MaxBatch int
 	// PollInterval is how often live subscriptions check whether another
 	// process appended to the file (a cheap PRAGMA data_version). Appends
-	// of this process wake subscriptions at once. Default 200ms.
+	// of this process wake subscriptions as soon as they are durable.
+	// Default 200ms.
 	PollInterval time.Duration
 	// Now is the clock that stamps RecordedAt and fills a zero OccurredAt.
 	// Default time.Now.
 	Now func() time.Time
+
+	// syncHook, set only by tests, runs every fsync of the write-ahead log
+	// in place of calling sync directly: it may block before calling it,
+	// or return an error instead.
+	syncHook func(sync func() error) error
+	// checkpointFrames overrides the constant of the same name in tests.
+	checkpointFrames int64
 }
 
 func (c *Config) setDefaults() {
@@ -37,6 +46,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if c.checkpointFrames == 0 {
+		c.checkpointFrames = checkpointFrames
 	}
 }
 

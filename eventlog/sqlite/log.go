@@ -39,6 +39,14 @@ type Log struct {
 	readDB  *sql.DB
 	w       *writer
 
+	// The checkpointer's own connection (see checkpoint.go).
+	ckptDB     *sql.DB
+	ckptConn   *sql.Conn
+	ckptWake   chan struct{} // the writer wakes the checkpointer
+	ckptDone   chan struct{}
+	tailWanted atomic.Bool // the checkpointer asks the writer to copy the WAL's tail
+	ckptActive atomic.Bool // the writer has woken the checkpointer, which is not done
+
 	headStmt    *sql.Stmt
 	metaStmt    *sql.Stmt
 	pollConn    *sql.Conn
@@ -50,14 +58,31 @@ type Log struct {
 	closed bool
 
 	reqs       chan *request // to the writer; closed by Close
+	syncs      chan syncJob  // writer to syncer; closed by the writer on exit
 	done       chan struct{} // closed by Close: stops the poller and subscriptions
 	writerDone chan struct{}
+	syncerDone chan struct{}
 	pollerDone chan struct{}
 	subs       sync.WaitGroup
-	changed    broadcast
-	closeOnce  sync.Once
-	closeErr   error
-	stats      counters
+	// changed wakes the subscriptions: after every fsync of this
+	// process's commits, and when the poller sees another process commit.
+	changed   broadcast
+	closeOnce sync.Once
+	closeErr  error
+	stats     counters
+
+	// inSync counts the batches handed to the syncer and not yet
+	// answered; synced is signalled (without blocking) each time the
+	// syncer has answered some, so the writer can wait for it.
+	inSync atomic.Int64
+	synced chan struct{}
+
+	// wal is fsynced by the syncer; vis caps reads below the batches
+	// committed but not yet fsynced; failed is set for good when an
+	// fsync failed (see failClosed).
+	wal    *walFile
+	vis    *visibility
+	failed atomic.Pointer[error]
 }
 
 var _ eventlog.Log = (*Log)(nil)
@@ -70,10 +95,14 @@ type Stats struct {
 	Appends uint64
 	// Events is the number of events written.
 	Events uint64
+	// Syncs is the number of fsyncs of the write-ahead log that made
+	// committed batches durable; Commits/Syncs is how many batches one
+	// fsync served.
+	Syncs uint64
 }
 
 type counters struct {
-	commits, appends, events atomic.Uint64
+	commits, appends, events, syncs atomic.Uint64
 }
 
 // Open opens (creating it if needed) the log in cfg.Path, brings its schema
@@ -86,16 +115,24 @@ func Open(cfg Config) (*Log, error) {
 	l := &Log{
 		cfg:        cfg,
 		reqs:       make(chan *request, cfg.MaxBatch),
+		syncs:      make(chan syncJob, syncQueue),
 		done:       make(chan struct{}),
 		writerDone: make(chan struct{}),
+		syncerDone: make(chan struct{}),
+		synced:     make(chan struct{}, 1),
+		ckptWake:   make(chan struct{}, 1),
+		ckptDone:   make(chan struct{}),
 		pollerDone: make(chan struct{}),
 		changed:    broadcast{ch: make(chan struct{})},
+		vis:        newVisibility(),
 	}
 	if err := l.open(); err != nil {
 		_ = l.closeDBs()
 		return nil, fmt.Errorf("open event log %s: %w", cfg.Path, err)
 	}
 	go l.runWriter()
+	go l.runSyncer()
+	go l.runCheckpointer()
 	go l.runPoller()
 	return l, nil
 }
@@ -103,10 +140,12 @@ func Open(cfg Config) (*Log, error) {
 func (l *Log) open() error {
 	ctx := context.Background()
 	var err error
-	// The writer's connection: WAL, and synchronous=FULL so that a commit
-	// is acknowledged only after the WAL is fsynced.
+	// The writer's connection: WAL, and synchronous=NORMAL: a commit does
+	// not fsync the WAL, the syncer does, while the writer commits the
+	// next batch (see doc.go). Checkpoints still fsync the WAL before
+	// copying it and the database after.
 	l.writeDB, err = sql.Open("sqlite3", dsn(l.cfg.Path,
-		"_journal_mode=WAL", "_synchronous=FULL", fmt.Sprintf("_busy_timeout=%d", busyTimeoutMS),
+		"_journal_mode=WAL", "_synchronous=NORMAL", fmt.Sprintf("_busy_timeout=%d", busyTimeoutMS),
 		"_mutex=no", fmt.Sprintf("_cache_size=-%d", writerCacheKiB)))
 	if err != nil {
 		return unavailable("open writer", err)
@@ -122,6 +161,25 @@ func (l *Log) open() error {
 	if err := migrate(ctx, conn, l.cfg.Now().UTC()); err != nil {
 		_ = conn.Close()
 		return unavailable("migrate", err)
+	}
+	// The checkpointer does the checkpoints (checkpoint.go).
+	if _, err := conn.ExecContext(ctx, "PRAGMA wal_autocheckpoint = 0"); err != nil {
+		_ = conn.Close()
+		return unavailable("turn auto-checkpoint off", err)
+	}
+	// SQLite resolves the path (symbolic links included) and keeps the
+	// WAL next to the file it resolved.
+	var dbFile string
+	if err := conn.QueryRowContext(ctx, "SELECT file FROM pragma_database_list WHERE name = 'main'").Scan(&dbFile); err != nil {
+		_ = conn.Close()
+		return unavailable("locate database file", err)
+	}
+	l.wal = newWALFile(dbFile)
+	// Make the schema (and the files' directory entries) durable before
+	// the first append; the syncer takes over from here.
+	if err := l.wal.sync(); err != nil {
+		_ = conn.Close()
+		return unavailable("sync write-ahead log", err)
 	}
 	l.w, err = newWriter(conn, l)
 	if err != nil {
@@ -145,10 +203,21 @@ func (l *Log) open() error {
 		}
 		*dst, err = l.readDB.PrepareContext(ctx, query)
 	}
-	prepare(&l.headStmt, "SELECT COALESCE(MAX(position), 0) FROM events")
+	prepare(&l.headStmt, "SELECT COALESCE((SELECT position FROM events WHERE position <= ? ORDER BY position DESC LIMIT 1), 0)")
 	prepare(&l.metaStmt, "SELECT metadata FROM stream_metadata WHERE stream = ? ORDER BY seq DESC LIMIT 1")
 	if err != nil {
 		return unavailable("prepare reads", err)
+	}
+	l.ckptDB, err = sql.Open("sqlite3", dsn(l.cfg.Path,
+		"_synchronous=NORMAL", fmt.Sprintf("_busy_timeout=%d", busyTimeoutMS), "_mutex=no"))
+	if err != nil {
+		return unavailable("open checkpointer", err)
+	}
+	l.ckptDB.SetMaxOpenConns(1)
+	l.ckptDB.SetConnMaxIdleTime(0)
+	l.ckptDB.SetConnMaxLifetime(0)
+	if l.ckptConn, err = l.ckptDB.Conn(ctx); err != nil {
+		return unavailable("connect checkpointer", err)
 	}
 	l.pollConn, err = l.readDB.Conn(ctx)
 	if err != nil {
@@ -167,10 +236,10 @@ func dsn(path string, params ...string) string {
 	return "file:" + escaped + "?" + strings.Join(params, "&")
 }
 
-// Close answers every append queued before it (committing them), ends the
-// subscriptions (their Err is eventlog.ErrClosed), waits for every goroutine
-// of the log and closes the database. Later calls return eventlog.ErrClosed;
-// closing again returns the first Close's result.
+// Close answers every append queued before it (committing and fsyncing
+// them), ends the subscriptions (their Err is eventlog.ErrClosed), waits for
+// every goroutine of the log and closes the database. Later calls return
+// eventlog.ErrClosed; closing again returns the first Close's result.
 func (l *Log) Close() error {
 	l.closeOnce.Do(func() {
 		l.mu.Lock()
@@ -179,7 +248,9 @@ func (l *Log) Close() error {
 		l.mu.Unlock()
 		// Every sender holds mu shared, so none is mid-send now.
 		close(l.reqs)
-		<-l.writerDone
+		<-l.writerDone // it closes syncs once every request is committed
+		<-l.syncerDone // every request is answered
+		<-l.ckptDone
 		<-l.pollerDone
 		l.subs.Wait()
 		l.closeErr = l.closeDBs()
@@ -200,11 +271,20 @@ func (l *Log) closeDBs() error {
 	if l.readDB != nil {
 		errs = append(errs, l.readDB.Close())
 	}
+	if l.ckptConn != nil {
+		errs = append(errs, l.ckptConn.Close())
+	}
+	if l.ckptDB != nil {
+		errs = append(errs, l.ckptDB.Close())
+	}
 	if l.w != nil {
 		errs = append(errs, l.w.close())
 	}
 	if l.writeDB != nil {
 		errs = append(errs, l.writeDB.Close())
+	}
+	if l.wal != nil {
+		errs = append(errs, l.wal.close())
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("close event log: %w", err)
@@ -219,6 +299,7 @@ func (l *Log) Stats() Stats {
 		Commits: l.stats.commits.Load(),
 		Appends: l.stats.appends.Load(),
 		Events:  l.stats.events.Load(),
+		Syncs:   l.stats.syncs.Load(),
 	}
 }
 
@@ -234,7 +315,8 @@ func (l *Log) readLock() error {
 }
 
 // ReadStream returns up to limit events of stream from revision from, in
-// revision order. An unknown stream yields no events.
+// revision order. An unknown stream yields no events. Like ReadAll, it
+// never returns an event this process appended but has not yet fsynced.
 func (l *Log) ReadStream(ctx context.Context, stream string, from uint64, limit int) ([]eventlog.Event, error) {
 	if err := l.readLock(); err != nil {
 		return nil, fmt.Errorf("read stream %s: %w", stream, err)
@@ -243,15 +325,16 @@ func (l *Log) ReadStream(ctx context.Context, stream string, from uint64, limit 
 	if limit <= 0 {
 		return nil, nil
 	}
-	evs, err := l.queryEvents(ctx, readStreamQuery, limit, stream, clampInt64(from), int64(limit))
+	evs, err := l.queryEvents(ctx, readStreamQuery, limit, stream, clampInt64(from), l.vis.max(), int64(limit))
 	if err != nil {
 		return nil, storeErr(ctx, "read stream "+stream, err)
 	}
-	return evs, nil
+	return l.durableOnly(evs), nil
 }
 
 // ReadAll returns up to limit events with Position > after, in position
-// order.
+// order. It never returns an event this process appended but has not yet
+// fsynced (see doc.go): the page then ends before it.
 func (l *Log) ReadAll(ctx context.Context, after eventlog.Position, limit int) ([]eventlog.Event, error) {
 	if err := l.readLock(); err != nil {
 		return nil, fmt.Errorf("read all: %w", err)
@@ -264,24 +347,49 @@ func (l *Log) readAll(ctx context.Context, after eventlog.Position, limit int) (
 	if limit <= 0 {
 		return nil, nil
 	}
-	evs, err := l.queryEvents(ctx, readAllQuery, limit, clampInt64(after), int64(limit))
+	evs, err := l.queryEvents(ctx, readAllQuery, limit, clampInt64(after), l.vis.max(), int64(limit))
 	if err != nil {
 		return nil, storeErr(ctx, "read all", err)
 	}
-	return evs, nil
+	return l.durableOnly(evs), nil
+}
+
+// durableOnly cuts evs (in position order) before the first event above
+// the read cap as it stands after the query: the query ran with the cap
+// read before it, and a batch may have been committed in between (its cap
+// is set before its COMMIT, so the second reading covers it).
+func (l *Log) durableOnly(evs []eventlog.Event) []eventlog.Event {
+	limit := uint64(l.vis.max())
+	for i := range evs {
+		if evs[i].Position > limit {
+			return evs[:i]
+		}
+	}
+	return evs
 }
 
 // HeadPosition returns the position of the last event, 0 for an empty log.
+// Events this process appended but has not yet fsynced do not count.
 func (l *Log) HeadPosition(ctx context.Context) (eventlog.Position, error) {
 	if err := l.readLock(); err != nil {
 		return 0, fmt.Errorf("head position: %w", err)
 	}
 	defer l.mu.RUnlock()
-	var pos int64
-	if err := l.headStmt.QueryRowContext(ctx).Scan(&pos); err != nil {
-		return 0, storeErr(ctx, "head position", err)
+	limit := l.vis.max()
+	for {
+		var pos int64
+		if err := l.headStmt.QueryRowContext(ctx, limit).Scan(&pos); err != nil {
+			return 0, storeErr(ctx, "head position", err)
+		}
+		// As in durableOnly: a batch committed since limit was read may
+		// have lowered the cap. Every batch committed later lies above
+		// every position seen now, so the second query is the last.
+		now := l.vis.max()
+		if pos <= now {
+			return uint64(pos), nil
+		}
+		limit = now
 	}
-	return uint64(pos), nil
 }
 
 // StreamMetadata returns the stream's latest metadata; nil when it has none.

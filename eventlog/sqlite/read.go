@@ -18,8 +18,10 @@ const eventColumns = `position, event_id, stream, revision, type, schema_version
 	occurred_at, recorded_at, data, metadata, prev_hash, hash`
 
 const (
-	readAllQuery    = "SELECT " + eventColumns + " FROM events WHERE position > ? ORDER BY position LIMIT ?"
-	readStreamQuery = "SELECT " + eventColumns + " FROM events WHERE stream = ? AND revision >= ? ORDER BY revision LIMIT ?"
+	// Both take the read cap (visibility.max) as their second-to-last
+	// argument.
+	readAllQuery    = "SELECT " + eventColumns + " FROM events WHERE position > ? AND position <= ? ORDER BY position LIMIT ?"
+	readStreamQuery = "SELECT " + eventColumns + " FROM events WHERE stream = ? AND revision >= ? AND position <= ? ORDER BY revision LIMIT ?"
 )
 
 // queryEvents runs an event query on a pooled read connection. It talks to

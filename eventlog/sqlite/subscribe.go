@@ -18,11 +18,12 @@ const (
 )
 
 // Subscribe starts a catch-up subscription delivering every event with
-// Position > after: it pages through history, then waits for commits of
-// this process (woken at once) and of other processes (seen within
-// PollInterval). Delivery blocks while the reader is not keeping up. The
-// subscription ends with Err nil when ctx ends or it is closed, and with
-// eventlog.ErrClosed when the log is closed.
+// Position > after: it pages through history, then waits for appends of
+// this process (woken as soon as they are durable, never before: see
+// doc.go) and of other processes (seen within PollInterval). Delivery
+// blocks while the reader is not keeping up. The subscription ends with Err
+// nil when ctx ends or it is closed, and with eventlog.ErrClosed when the
+// log is closed.
 func (l *Log) Subscribe(ctx context.Context, after eventlog.Position) (eventlog.Subscription, error) {
 	if err := l.readLock(); err != nil {
 		return nil, fmt.Errorf("subscribe: %w", err)
@@ -136,15 +137,16 @@ type page struct {
 }
 
 // readPages is a subscription's reader goroutine: it sends the pages of
-// events after after, in order, waiting for a commit whenever it has caught
-// up. It exits, closing pages, when ctx ends, the log closes or a read
-// fails (the failure is its last page).
+// events after after, in order (each read capped at the durable events, as
+// ReadAll is), waiting for a wake-up whenever it has caught up. It exits,
+// closing pages, when ctx ends, the log closes or a read fails (the failure
+// is its last page).
 func readPages(ctx context.Context, l *Log, after eventlog.Position, pages chan<- page) {
 	defer close(pages)
 	pos := after
 	for {
-		// Take the wake-up channel before reading, so a commit landing
-		// after the read still wakes us.
+		// Take the wake-up channel before reading, so a batch made durable
+		// (or a commit of another process) after the read still wakes us.
 		woken := l.changed.wait()
 		evs, err := l.readAll(ctx, pos, subscriptionPage)
 		if err != nil {
@@ -178,7 +180,9 @@ func readPages(ctx context.Context, l *Log, after eventlog.Position, pages chan<
 
 // runPoller is the goroutine that notices commits of other processes: every
 // PollInterval it reads PRAGMA data_version on its own connection (a cheap
-// check that changes whenever another connection commits) and wakes the
+// check that changes whenever another connection commits, this process's
+// writer included: the subscriptions woken for those re-read in vain, their
+// reads being capped until the syncer wakes them) and wakes the
 // subscriptions when it changed. It exits when the log closes.
 func (l *Log) runPoller() {
 	defer close(l.pollerDone)

@@ -9,9 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"slices"
-	"time"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -19,11 +17,6 @@ import (
 
 	"github.com/cgp-platform/cgp/eventlog"
 )
-
-// gatherWait bounds how long the writer waits for the appenders answered
-// by the previous commit to send their next request. It is far below the
-// cost of the fsync that a larger batch saves.
-const gatherWait = 100 * time.Microsecond
 
 // maxCachedHeads bounds the stream-head cache; past it the cache restarts
 // empty (heads are re-read from the database on demand).
@@ -74,6 +67,8 @@ type writer struct {
 
 	// Prepared on dc; used only inside conn.Raw.
 	insert, head, byID, setMeta, dataVersion driver.Stmt
+	// walInfo reads the WAL's size, checkpoint copies it (checkpoint.go).
+	walInfo, checkpoint driver.Stmt
 
 	args []driver.NamedValue
 	dest []driver.Value
@@ -84,7 +79,19 @@ type writer struct {
 	lastVersion int64
 	// pending holds the heads written by the open transaction.
 	pending map[string]streamHead
-	answers []response
+
+	// The open batch: whether its transaction is open, its requests and
+	// their answers in order, how many events they carry, and what it
+	// wrote.
+	inTx         bool
+	reqs         []*request
+	answers      []response
+	events       int
+	wroteAppends uint64
+	wroteEvents  uint64
+	// floor is the position of the first event the open transaction
+	// inserted (0 before any): the batch's hold on the read cap.
+	floor int64
 }
 
 func newWriter(conn *sql.Conn, l *Log) (*writer, error) {
@@ -109,6 +116,8 @@ func newWriter(conn *sql.Conn, l *Log) (*writer, error) {
 		prepare(&w.byID, "SELECT stream, revision, position FROM events WHERE event_id = ?")
 		prepare(&w.setMeta, "INSERT INTO stream_metadata (stream, metadata, recorded_at) VALUES (?, ?, ?)")
 		prepare(&w.dataVersion, "PRAGMA data_version")
+		prepare(&w.walInfo, "PRAGMA wal_checkpoint(NOOP)")
+		prepare(&w.checkpoint, "PRAGMA wal_checkpoint(PASSIVE)")
 		if err != nil {
 			w.closeStmts()
 		}
@@ -172,7 +181,7 @@ func (w *writer) queryRow(st driver.Stmt, args ...any) (bool, error) {
 }
 
 func (w *writer) closeStmts() {
-	for _, s := range []driver.Stmt{w.insert, w.head, w.byID, w.setMeta, w.dataVersion} {
+	for _, s := range []driver.Stmt{w.insert, w.head, w.byID, w.setMeta, w.dataVersion, w.walInfo, w.checkpoint} {
 		if s != nil {
 			_ = s.Close()
 		}
@@ -188,8 +197,9 @@ func (w *writer) close() error {
 }
 
 // Append adds events to stream if its state matches expected; see
-// eventlog.Log. It returns once the events are durable (fsynced), batched
-// with concurrent appends into one transaction.
+// eventlog.Log. It returns once the events are durable (the write-ahead log
+// fsynced), batched with concurrent appends into one transaction. Once an
+// fsync has failed, every Append fails with eventlog.ErrUnavailable.
 func (l *Log) Append(ctx context.Context, stream string, expected eventlog.ExpectedRevision, events ...eventlog.EventData) (eventlog.AppendResult, error) {
 	if err := ctx.Err(); err != nil {
 		return eventlog.AppendResult{}, fmt.Errorf("append to %s: %w", stream, err)
@@ -246,6 +256,10 @@ func (l *Log) submit(ctx context.Context, r *request) (eventlog.AppendResult, er
 	if err := l.readLock(); err != nil {
 		return eventlog.AppendResult{}, err
 	}
+	if err := l.failure(); err != nil {
+		l.mu.RUnlock()
+		return eventlog.AppendResult{}, err
+	}
 	select {
 	case l.reqs <- r:
 		l.mu.RUnlock()
@@ -263,56 +277,90 @@ func (l *Log) submit(ctx context.Context, r *request) (eventlog.AppendResult, er
 	}
 }
 
-// runWriter is the writer goroutine: it takes every queued request (up to
-// MaxBatch events), commits them in one transaction and answers them. It
-// exits when Close has closed reqs and every queued request is answered.
+// earlyCommitEvents is the batch size from which the writer commits as
+// soon as no request is queued, even while the syncer is still fsyncing the
+// batch before: the COMMIT (writing the batch's pages to the WAL) then
+// overlaps that fsync, and the syncer can start on this batch the moment it
+// is done. Smaller batches wait for the syncer, so that a trickle of
+// requests does not become a trickle of commits.
+const earlyCommitEvents = 16
+
+// runWriter is the writer goroutine. It runs one group-commit transaction
+// after another, pipelined with the syncer: a transaction takes the queued
+// requests and, while the syncer is fsyncing earlier batches, every request
+// that arrives meanwhile, so that the SQL work of a batch overlaps the
+// fsync of the one before. It commits and hands the batch to the syncer
+// (which answers it once it is durable) as soon as the syncer is idle, or
+// when nothing is queued and the batch holds earlyCommitEvents events, or
+// at MaxBatch events. It exits when Close has closed reqs and every queued
+// request is committed (or answered), closing syncs behind the last batch.
 func (l *Log) runWriter() {
 	defer close(l.writerDone)
-	var (
-		batch     []*request
-		carry     *request
-		lastBatch int
-	)
-	for {
-		first := carry
-		carry = nil
-		if first == nil {
-			var ok bool
-			if first, ok = <-l.reqs; !ok {
-				return
-			}
+	defer close(l.syncs)
+	if err := l.w.raw(l.w.loop); err != nil {
+		// The connection is unusable: answer everything until Close.
+		for r := range l.reqs {
+			r.done <- response{err: unavailable("append", err)}
 		}
-		batch = append(batch[:0], first)
-		n := len(first.events)
-		// Appenders answered by the previous commit are waking up to send
-		// their next request: let them, so that one fsync serves them all.
-		// Wait (yielding the processor, for at most gatherWait) until as
-		// many requests are queued as the previous batch answered.
-		if want := min(lastBatch, cap(l.reqs)) - 1; len(l.reqs) < want {
-			deadline := time.Now().Add(gatherWait)
-			for len(l.reqs) < want && time.Now().Before(deadline) {
-				runtime.Gosched()
-			}
-		}
-	drain:
-		for n < l.cfg.MaxBatch {
-			select {
-			case r, ok := <-l.reqs:
-				if !ok {
-					break drain
-				}
-				if n+len(r.events) > l.cfg.MaxBatch {
-					carry = r
-					break drain
-				}
-				batch = append(batch, r)
-				n += len(r.events)
-			default:
-				break drain
-			}
-		}
-		lastBatch = len(batch)
-		l.w.run(batch)
-		clear(batch)
 	}
 }
+
+// loop is runWriter's body, run with w.dc set. It returns once reqs is
+// closed and drained.
+func (w *writer) loop() error {
+	reqs := w.l.reqs
+	var next *request // taken from reqs, not yet in a batch
+	for {
+		if next == nil {
+			r, ok := <-reqs
+			if !ok {
+				return nil
+			}
+			next = r
+		}
+		closed := false
+	batch:
+		for next != nil {
+			if w.events > 0 && w.events+len(next.events) > w.l.cfg.MaxBatch {
+				break // next opens the following batch
+			}
+			w.add(next)
+			next = nil
+			for next == nil && w.events < w.l.cfg.MaxBatch {
+				if w.l.syncerIdle() {
+					break batch // the syncer waits for work: commit now
+				}
+				select {
+				case r, ok := <-reqs:
+					if !ok {
+						closed = true
+						break batch
+					}
+					next = r
+					continue
+				default:
+				}
+				if w.events >= earlyCommitEvents {
+					break batch
+				}
+				// Nothing queued and the syncer busy: wait for either.
+				select {
+				case r, ok := <-reqs:
+					if !ok {
+						closed = true
+						break batch
+					}
+					next = r
+				case <-w.l.synced:
+				}
+			}
+		}
+		w.commit()
+		if closed {
+			return nil
+		}
+	}
+}
+
+// syncerIdle reports whether every batch handed to the syncer is answered.
+func (l *Log) syncerIdle() bool { return l.inSync.Load() == 0 }
