@@ -25,6 +25,7 @@ run-scale: build
 	docker compose up -d --wait
 	CGP_EVENT_LOG=esdb CGP_ESDB_URL='esdb://127.0.0.1:2113?tls=false' \
 	CGP_VAULT=postgres CGP_POSTGRES_URL='postgres://cgp:cgp@127.0.0.1:5433/cgp?sslmode=disable' \
+	CGP_REDIS_URL='redis://127.0.0.1:6380/0' \
 	$(BIN) serve --data-dir $(DATA_DIR) --addr $(ADDR)
 
 fmt-check:
@@ -52,6 +53,7 @@ bench-go:
 bench-programs: build
 	$(GO) run ./bench/eventlog
 	$(GO) run ./bench/webhooks -bin $(BIN)
+	$(GO) run ./bench/authflood -bin $(BIN) -duration 15s
 
 # Runs every fuzz target for FUZZTIME each (the seed corpora run in `make test`).
 FUZZTIME ?= 30s
