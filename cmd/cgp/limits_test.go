@@ -2,9 +2,12 @@ package main
 
 import (
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/cgp-platform/cgp/domain"
 )
 
 // from sends a request as the client at ip (through a trusted proxy).
@@ -135,5 +138,34 @@ func TestOversizedInputIsA4xx(t *testing.T) {
 	}
 	if r := s.get(t, "/api/v1/customers?"+strings.Repeat("a", 100<<10)+"=1", tn.token); r.status >= 500 || r.status < 400 {
 		t.Errorf("100 KiB query: %d", r.status)
+	}
+}
+
+// With --redis-url the counters and idempotency records live in Redis (the
+// adapters' own suites test Redis in depth; this checks the wiring).
+func TestServerOnRedis(t *testing.T) {
+	url := os.Getenv("CGP_TEST_REDIS_URL")
+	if url == "" {
+		url = "redis://127.0.0.1:6379/0"
+	}
+	dir := t.TempDir()
+	s := startServerWith(t, dir, func(c *Config) { c.RedisURL = url })
+	tn := newTenant(t, dir, "redis.example.com", "agency", "*")
+	waitForToken(t, s, tn)
+	w := s.webhook(t, tn, "customers/create", "dlv-redis", customerPayload(5, "r@example.com", 1, "1.00", "2026-10-01T10:00:00Z"))
+	r := s.get(t, "/api/v1/customers", tn.token, "X-Wait-For-Position", w.position(t))
+	if r.status != 200 || r.header.Get("X-RateLimit-Limit") != "600" {
+		t.Fatalf("list on Redis limits: %d %v", r.status, r.header)
+	}
+	id := domain.CustomerIDFromExternal(tn.shopID, "5")
+	patch := func() response {
+		return do(t, http.MethodPatch, s.base+"/api/v1/customers/"+id, []byte(`{"data":{"attributes":{"tags":["r"]}}}`),
+			map[string]string{"Authorization": "Bearer " + tn.token, "Content-Type": "application/json", "Idempotency-Key": "redis-" + tn.shopID})
+	}
+	if first := patch(); first.status != 200 {
+		t.Fatalf("patch: %d %s", first.status, first.body)
+	}
+	if again := patch(); again.header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("replay through Redis: %d %v", again.status, again.header)
 	}
 }
