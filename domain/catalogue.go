@@ -17,6 +17,7 @@ func Events() *Catalogue {
 		EventSpec{Name: "ShopPlanChanged", Version: 1, New: func() Event { return &ShopPlanChanged{} }},
 		EventSpec{Name: "PublicKeyIssued", Version: 1, New: func() Event { return &PublicKeyIssued{} }},
 		EventSpec{Name: "ImageKeyIssued", Version: 1, New: func() Event { return &ImageKeyIssued{} }},
+		EventSpec{Name: "ShopScopesUpdated", Version: 1, New: func() Event { return &ShopScopesUpdated{} }},
 		EventSpec{Name: "StorefrontEventRecorded", Version: 1, New: func() Event { return &StorefrontEventRecorded{} }},
 		EventSpec{Name: "WebhookDeliveryRecorded", Version: 1, New: func() Event { return &WebhookDeliveryRecorded{} }},
 	)

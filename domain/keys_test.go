@@ -107,3 +107,28 @@ func TestCredentialsAndTokenLifecycle(t *testing.T) {
 		t.Fatalf("rotate revoked: %v", err)
 	}
 }
+
+func TestPlatformScopesComparedOnTheImpliedSet(t *testing.T) {
+	granted := []string{"write_customers", "read_orders", "write_products", "read_themes"}
+	implied := strings.Join(domain.ImpliedPlatformScopes(granted), ",")
+	for _, want := range []string{"read_customers", "write_customers", "read_products", "read_themes"} {
+		if !strings.Contains(","+implied+",", ","+want+",") {
+			t.Errorf("implied set %s lacks %s", implied, want)
+		}
+	}
+	missing := domain.MissingPlatformScopes([]string{"write_customers", "write_products"})
+	has := func(s string) bool {
+		for _, m := range missing {
+			if m == s {
+				return true
+			}
+		}
+		return false
+	}
+	if has("read_customers") || has("read_products") || !has("read_themes") || !has("read_orders") {
+		t.Fatalf("missing = %v", missing)
+	}
+	if len(domain.MissingPlatformScopes(domain.DeclaredPlatformScopes())) != 0 {
+		t.Fatal("the declared scopes miss something")
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/eventlog"
 	"github.com/cgp-platform/cgp/httpapi"
+	"github.com/cgp-platform/cgp/ingest/shopify"
 )
 
 // Commerce-platform webhook headers (DESIGN.md §7).
@@ -49,6 +50,7 @@ type Shop struct {
 type Recorder interface {
 	RecordCustomer(ctx context.Context, cmd commands.RecordCustomer, meta commands.Meta) (commands.Result, error)
 	RecordDelivery(ctx context.Context, cmd commands.RecordDelivery, meta commands.Meta) (commands.Result, error)
+	RecordScopesUpdate(ctx context.Context, cmd commands.RecordScopesUpdate, meta commands.Meta) (commands.Result, error)
 }
 
 // Commerce receives the commerce platform's webhooks.
@@ -67,9 +69,13 @@ func NewCommerce(shops ShopFinder, rec Recorder, maxBody int64) *Commerce {
 	return &Commerce{shops: shops, rec: rec, maxBody: maxBody}
 }
 
-// Routes registers POST /webhooks/events.
+// Routes registers POST /webhooks/events (every topic but
+// app/scopes_update) and POST /webhooks/app/scopes_update. Both verify and
+// process whatever topic the delivery names: a topic at the wrong receiver
+// is processed and logged, never lost.
 func (c *Commerce) Routes(r *mux.Router) {
 	r.Handle("/webhooks/events", httpapi.Stable(http.HandlerFunc(c.handleEvents))).Methods(http.MethodPost)
+	r.Handle("/webhooks/app/scopes_update", httpapi.Stable(http.HandlerFunc(c.handleEvents))).Methods(http.MethodPost)
 }
 
 func (c *Commerce) handleEvents(w http.ResponseWriter, r *http.Request) {
@@ -109,6 +115,10 @@ func (c *Commerce) handleEvents(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteError(w, r, httpapi.InvalidSignature())
 		return
 	}
+	if onScopesRoute := r.URL.Path == "/webhooks/app/scopes_update"; onScopesRoute != (topic == "app/scopes_update") {
+		httpapi.Logger(r.Context()).Warn().Str("topic", topic).Str("route", r.URL.Path).
+			Msg("commerce webhook delivered to the other receiver; processed anyway")
+	}
 	meta := commands.Meta{RequestID: httpapi.RequestID(r.Context()), Actor: "webhook:" + deliveryID, Source: "webhook"}
 	eventID := eventlog.DeterministicID("commerce", shop.ID, deliveryID)
 	res, err := c.dispatch(r.Context(), shop.ID, topic, eventID, body, r.Header.Get(HeaderTriggeredAt), meta)
@@ -125,6 +135,12 @@ func (c *Commerce) handleEvents(w http.ResponseWriter, r *http.Request) {
 // acknowledged: the platform would only retry it forever.
 func (c *Commerce) dispatch(ctx context.Context, shopID, topic string, eventID uuid.UUID, body []byte, triggeredAt string, meta commands.Meta) (commands.Result, error) {
 	switch topic {
+	case "app/scopes_update":
+		up, err := shopify.ParseScopesUpdate(body)
+		if err == nil {
+			return c.rec.RecordScopesUpdate(ctx, commands.RecordScopesUpdate{ShopID: shopID, Granted: up.Current,
+				Previous: up.Previous, UpdatedAt: up.UpdatedAt, EventID: eventID}, meta)
+		}
 	case "customers/create", "customers/update":
 		profile, err := ParseCustomer(body)
 		if err == nil {
@@ -133,9 +149,10 @@ func (c *Commerce) dispatch(ctx context.Context, shopID, topic string, eventID u
 				return res, err
 			}
 		}
-		return c.record(ctx, shopID, topic, eventID, body, triggeredAt, "unprocessable", meta)
+	default:
+		return c.record(ctx, shopID, topic, eventID, body, triggeredAt, "unhandled_topic", meta)
 	}
-	return c.record(ctx, shopID, topic, eventID, body, triggeredAt, "unhandled_topic", meta)
+	return c.record(ctx, shopID, topic, eventID, body, triggeredAt, "unprocessable", meta)
 }
 
 func (c *Commerce) record(ctx context.Context, shopID, topic string, eventID uuid.UUID, body []byte, triggeredAt, reason string, meta commands.Meta) (commands.Result, error) {

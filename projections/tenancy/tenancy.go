@@ -64,10 +64,12 @@ CREATE TABLE image_keys (
 	imported   INTEGER NOT NULL DEFAULT 0,
 	created_at INTEGER NOT NULL
 );
+`}, {Version: 3, SQL: `
+ALTER TABLE shops ADD COLUMN granted_scopes TEXT NOT NULL DEFAULT '[]';
 `}}
 
 // handledTypes are the events the tenancy read model folds.
-var handledTypes = []string{"AccountCreated", "ShopCreated", "ShopPlanChanged", "TokenIssued", "MasterTokenIssued",
+var handledTypes = []string{"AccountCreated", "ShopCreated", "ShopPlanChanged", "ShopScopesUpdated", "TokenIssued", "MasterTokenIssued",
 	"TokenRotated", "TokenRevoked", "PublicKeyIssued", "ImageKeyIssued"}
 
 // Projector returns the tenancy projector. changed, when not nil, is
@@ -109,6 +111,9 @@ func apply(ctx context.Context, tx *sql.Tx, ev domain.Event) error {
 			ev.ShopID, ev.AccountID, ev.Domain, string(ev.Plan), ev.WebhookSecret, ev.ContactEmail, string(cors), ev.CreatedAt.UnixMicro())
 	case *domain.ShopPlanChanged:
 		_, err = tx.ExecContext(ctx, `UPDATE shops SET plan = ? WHERE shop_id = ?`, string(ev.Plan), ev.ShopID)
+	case *domain.ShopScopesUpdated:
+		granted, _ := json.Marshal(ev.Granted)
+		_, err = tx.ExecContext(ctx, `UPDATE shops SET granted_scopes = ? WHERE shop_id = ?`, string(granted), ev.ShopID)
 	case *domain.TokenIssued:
 		scopes, _ := json.Marshal(ev.Scopes)
 		_, err = tx.ExecContext(ctx, `INSERT INTO tokens (token_id, shop_id, hash, name, scopes, environment, created_at)
@@ -308,4 +313,29 @@ func (q *Queries) OriginAllowed(ctx context.Context, host string) (bool, error) 
 		return false, fmt.Errorf("origin lookup: %w", err)
 	}
 	return true, nil
+}
+
+// PlatformScopes is what a shop granted the app on the commerce platform.
+type PlatformScopes struct {
+	// Granted is the scope list as the platform stored it; Implied expands
+	// write_X to read_X; Missing lists the declared scopes not covered.
+	Granted, Implied, Missing []string
+}
+
+// ShopPlatformScopes returns the scopes a shop granted, compared on the
+// implied set.
+func (q *Queries) ShopPlatformScopes(ctx context.Context, shopID string) (PlatformScopes, error) {
+	var raw string
+	err := q.db.QueryRowContext(ctx, `SELECT granted_scopes FROM shops WHERE shop_id = ?`, shopID).Scan(&raw)
+	if errors.Is(err, sql.ErrNoRows) {
+		return PlatformScopes{}, domain.NotFound("shop")
+	}
+	if err != nil {
+		return PlatformScopes{}, fmt.Errorf("shop scopes: %w", err)
+	}
+	var granted []string
+	if err := json.Unmarshal([]byte(raw), &granted); err != nil {
+		return PlatformScopes{}, fmt.Errorf("shop %s scopes: %w", shopID, err)
+	}
+	return PlatformScopes{Granted: granted, Implied: domain.ImpliedPlatformScopes(granted), Missing: domain.MissingPlatformScopes(granted)}, nil
 }
