@@ -27,25 +27,73 @@ type Customer struct {
 	UpdatedAt   time.Time
 }
 
+// rawCustomer is the customer payload as the platform sends it.
+type rawCustomer struct {
+	ID                    json.Number `json:"id"`
+	Email                 string      `json:"email"`
+	FirstName             string      `json:"first_name"`
+	LastName              string      `json:"last_name"`
+	Phone                 string      `json:"phone"`
+	Note                  string      `json:"note"`
+	State                 string      `json:"state"`
+	Currency              string      `json:"currency"`
+	Tags                  string      `json:"tags"`
+	OrdersCount           int         `json:"orders_count"`
+	TotalSpent            decimal     `json:"total_spent"`
+	AcceptsMarketing      *bool       `json:"accepts_marketing"`
+	EmailMarketingConsent *struct {
+		State string `json:"state"`
+	} `json:"email_marketing_consent"`
+	CreatedAt      string `json:"created_at"`
+	UpdatedAt      string `json:"updated_at"`
+	DefaultAddress *struct {
+		Address1 string `json:"address1"`
+		Address2 string `json:"address2"`
+		City     string `json:"city"`
+		Province string `json:"province"`
+		Country  string `json:"country"`
+		Zip      string `json:"zip"`
+	} `json:"default_address"`
+}
+
 // ParseCustomer parses a customers/create or customers/update payload. It
 // rejects a payload without a customer id.
 func ParseCustomer(body []byte) (Customer, error) {
-	var r struct {
-		ID          json.Number `json:"id"`
-		Email       string      `json:"email"`
-		FirstName   string      `json:"first_name"`
-		LastName    string      `json:"last_name"`
-		Phone       string      `json:"phone"`
-		State       string      `json:"state"`
-		Currency    string      `json:"currency"`
-		Tags        string      `json:"tags"`
-		OrdersCount int         `json:"orders_count"`
-		TotalSpent  decimal     `json:"total_spent"`
-		CreatedAt   string      `json:"created_at"`
-		UpdatedAt   string      `json:"updated_at"`
+	cu, _, err := parseCustomer(body)
+	return cu, err
+}
+
+// ParseCustomerProfile maps a customers/create or customers/update payload
+// to the profile the service keeps: empty personal fields are absent (nil),
+// marketing consent comes from email_marketing_consent (or the older
+// accepts_marketing), the address is the default address.
+func ParseCustomerProfile(body []byte) (domain.CustomerProfile, error) {
+	cu, r, err := parseCustomer(body)
+	if err != nil {
+		return domain.CustomerProfile{}, err
 	}
+	p := domain.CustomerProfile{
+		ExternalID: cu.ID, Email: present(cu.Email), FirstName: present(cu.FirstName),
+		LastName: present(cu.LastName), Phone: present(cu.Phone), Note: present(strings.TrimSpace(r.Note)),
+		State: cu.State, Currency: cu.Currency, OrdersCount: cu.OrdersCount, TotalSpent: cu.TotalSpent,
+		PlatformTags: cu.Tags, PlatformCreated: cu.CreatedAt, PlatformUpdated: cu.UpdatedAt,
+	}
+	switch {
+	case r.EmailMarketingConsent != nil:
+		p.AcceptsMarketing = r.EmailMarketingConsent.State == "subscribed"
+	case r.AcceptsMarketing != nil:
+		p.AcceptsMarketing = *r.AcceptsMarketing
+	}
+	if a := r.DefaultAddress; a != nil {
+		p.Address = &domain.Address{Address1: a.Address1, Address2: a.Address2, City: a.City, Province: a.Province, Country: a.Country, Zip: a.Zip}
+	}
+	return p, nil
+}
+
+func parseCustomer(body []byte) (Customer, rawCustomer, error) {
+	var r rawCustomer
 	if err := decode(body, &r); err != nil {
-		return Customer{}, err
+		return Customer{}, r, err
 	}
 	var c conv
 	cu := Customer{
@@ -63,7 +111,15 @@ func ParseCustomer(body []byte) (Customer, error) {
 		UpdatedAt:   c.time("updated_at", r.UpdatedAt),
 	}
 	if c.err != nil {
-		return Customer{}, c.err
+		return Customer{}, r, c.err
 	}
-	return cu, nil
+	return cu, r, nil
+}
+
+// present returns nil for an empty string, else a pointer to it.
+func present(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
