@@ -346,25 +346,6 @@ func (a *Authenticator) limit(w http.ResponseWriter, r *http.Request, p Principa
 	return nil
 }
 
-// maxWait bounds X-Wait-For-Position.
-const maxWait = 5 * time.Second
-
 func (a *Authenticator) waitForPosition(r *http.Request) error {
-	v := r.Header.Get(httpapi.HeaderWaitForPosition)
-	if v == "" || a.cfg.WaitFor == nil {
-		return nil
-	}
-	pos, err := strconv.ParseUint(v, 10, 64)
-	if err != nil {
-		return httpapi.InvalidParameter(httpapi.HeaderWaitForPosition, "must be a non-negative integer position")
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), maxWait)
-	defer cancel()
-	if err := a.cfg.WaitFor(ctx, pos); err != nil {
-		if errors.Is(err, context.DeadlineExceeded) {
-			return httpapi.Unavailable(time.Second)
-		}
-		return err
-	}
-	return nil
+	return httpapi.WaitForPosition(r, a.cfg.WaitFor)
 }
