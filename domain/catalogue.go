@@ -2,23 +2,36 @@ package domain
 
 // Events returns the catalogue of every event type the service writes. Each
 // call builds a new, read-only catalogue; cmd builds one and passes it down.
+// Each area of the domain lists its own event types (tenancyEvents in this
+// file, commerceEvents in commerce.go, messagingEvents in messaging.go,
+// marketplaceEvents in marketplace.go).
 func Events() *Catalogue {
-	return NewCatalogue(
-		EventSpec{Name: "AccountCreated", Version: 1, New: func() Event { return &AccountCreated{} }},
-		EventSpec{Name: "ShopDomainClaimed", Version: 1, New: func() Event { return &ShopDomainClaimed{} }},
-		EventSpec{Name: "ShopCreated", Version: 1, New: func() Event { return &ShopCreated{} }},
-		EventSpec{Name: "TokenIssued", Version: 1, New: func() Event { return &TokenIssued{} }},
-		EventSpec{Name: "CustomerCreated", Version: 1, New: func() Event { return &CustomerCreated{} }},
-		EventSpec{Name: "CustomerUpdated", Version: 1, New: func() Event { return &CustomerUpdated{} }},
-		EventSpec{Name: "CustomerTagsSet", Version: 1, New: func() Event { return &CustomerTagsSet{} }},
-		EventSpec{Name: "MasterTokenIssued", Version: 1, New: func() Event { return &MasterTokenIssued{} }},
-		EventSpec{Name: "TokenRotated", Version: 1, New: func() Event { return &TokenRotated{} }},
-		EventSpec{Name: "TokenRevoked", Version: 1, New: func() Event { return &TokenRevoked{} }},
-		EventSpec{Name: "ShopPlanChanged", Version: 1, New: func() Event { return &ShopPlanChanged{} }},
-		EventSpec{Name: "PublicKeyIssued", Version: 1, New: func() Event { return &PublicKeyIssued{} }},
-		EventSpec{Name: "ImageKeyIssued", Version: 1, New: func() Event { return &ImageKeyIssued{} }},
-		EventSpec{Name: "ShopScopesUpdated", Version: 1, New: func() Event { return &ShopScopesUpdated{} }},
-		EventSpec{Name: "StorefrontEventRecorded", Version: 1, New: func() Event { return &StorefrontEventRecorded{} }},
-		EventSpec{Name: "WebhookDeliveryRecorded", Version: 1, New: func() Event { return &WebhookDeliveryRecorded{} }},
-	)
+	var specs []EventSpec
+	for _, area := range [][]EventSpec{tenancyEvents(), commerceEvents(), messagingEvents(), marketplaceEvents()} {
+		specs = append(specs, area...)
+	}
+	return NewCatalogue(specs...)
+}
+
+// tenancyEvents lists accounts, shops, keys, customers, the storefront pixel
+// and recorded deliveries.
+func tenancyEvents() []EventSpec {
+	return []EventSpec{
+		{Name: "AccountCreated", Version: 1, New: func() Event { return &AccountCreated{} }},
+		{Name: "ShopDomainClaimed", Version: 1, New: func() Event { return &ShopDomainClaimed{} }},
+		{Name: "ShopCreated", Version: 1, New: func() Event { return &ShopCreated{} }},
+		{Name: "TokenIssued", Version: 1, New: func() Event { return &TokenIssued{} }},
+		{Name: "CustomerCreated", Version: 1, New: func() Event { return &CustomerCreated{} }},
+		{Name: "CustomerUpdated", Version: 1, New: func() Event { return &CustomerUpdated{} }},
+		{Name: "CustomerTagsSet", Version: 1, New: func() Event { return &CustomerTagsSet{} }},
+		{Name: "MasterTokenIssued", Version: 1, New: func() Event { return &MasterTokenIssued{} }},
+		{Name: "TokenRotated", Version: 1, New: func() Event { return &TokenRotated{} }},
+		{Name: "TokenRevoked", Version: 1, New: func() Event { return &TokenRevoked{} }},
+		{Name: "ShopPlanChanged", Version: 1, New: func() Event { return &ShopPlanChanged{} }},
+		{Name: "PublicKeyIssued", Version: 1, New: func() Event { return &PublicKeyIssued{} }},
+		{Name: "ImageKeyIssued", Version: 1, New: func() Event { return &ImageKeyIssued{} }},
+		{Name: "ShopScopesUpdated", Version: 1, New: func() Event { return &ShopScopesUpdated{} }},
+		{Name: "StorefrontEventRecorded", Version: 1, New: func() Event { return &StorefrontEventRecorded{} }},
+		{Name: "WebhookDeliveryRecorded", Version: 1, New: func() Event { return &WebhookDeliveryRecorded{} }},
+	}
 }

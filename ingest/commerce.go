@@ -5,13 +5,8 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
-	"errors"
-	"io"
 	"net/http"
-	"strconv"
-	"time"
 
-	"github.com/google/uuid"
 	"github.com/gorilla/mux"
 
 	"github.com/cgp-platform/cgp/commands"
@@ -49,7 +44,7 @@ type Shop struct {
 // Recorder is the write side the receiver drives.
 type Recorder interface {
 	RecordCustomer(ctx context.Context, cmd commands.RecordCustomer, meta commands.Meta) (commands.Result, error)
-	RecordDelivery(ctx context.Context, cmd commands.RecordDelivery, meta commands.Meta) (commands.Result, error)
+	DeliveryRecorder
 	RecordScopesUpdate(ctx context.Context, cmd commands.RecordScopesUpdate, meta commands.Meta) (commands.Result, error)
 }
 
@@ -79,14 +74,8 @@ func (c *Commerce) Routes(r *mux.Router) {
 }
 
 func (c *Commerce) handleEvents(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, c.maxBody))
-	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			httpapi.WriteError(w, r, httpapi.PayloadTooLarge(c.maxBody))
-			return
-		}
-		httpapi.WriteError(w, r, httpapi.InvalidParameter("body", "the request body could not be read"))
+	body, ok := ReadBody(w, r, c.maxBody)
+	if !ok {
 		return
 	}
 	sig := r.Header.Get(HeaderHMAC)
@@ -106,7 +95,7 @@ func (c *Commerce) handleEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	shop, err := c.shops.ShopByDomain(r.Context(), r.Header.Get(HeaderShopDomain))
 	if err != nil && domain.ErrorCode(err) != domain.CodeNotFound {
-		httpapi.WriteError(w, r, err)
+		Fail(w, r, err)
 		return
 	}
 	// An unknown shop and a wrong signature get the same answer, so the
@@ -119,51 +108,39 @@ func (c *Commerce) handleEvents(w http.ResponseWriter, r *http.Request) {
 		httpapi.Logger(r.Context()).Warn().Str("topic", topic).Str("route", r.URL.Path).
 			Msg("commerce webhook delivered to the other receiver; processed anyway")
 	}
-	meta := commands.Meta{RequestID: httpapi.RequestID(r.Context()), Actor: "webhook:" + deliveryID, Source: "webhook"}
-	eventID := eventlog.DeterministicID("commerce", shop.ID, deliveryID)
-	res, err := c.dispatch(r.Context(), shop.ID, topic, eventID, body, r.Header.Get(HeaderTriggeredAt), meta)
+	d := Delivery{
+		Source: "commerce", ShopID: shop.ID, Topic: topic,
+		EventID:     eventlog.DeterministicID("commerce", shop.ID, deliveryID),
+		Body:        body,
+		TriggeredAt: ParseTime(r.Header.Get(HeaderTriggeredAt)),
+		Meta:        commands.Meta{RequestID: httpapi.RequestID(r.Context()), Actor: "webhook:" + deliveryID, Source: "webhook"},
+	}
+	res, err := Process(r.Context(), c.rec, d, func() (commands.Result, error) { return c.dispatch(r.Context(), d) })
 	if err != nil {
-		httpapi.WriteError(w, r, err)
+		Fail(w, r, err)
 		return
 	}
-	w.Header().Set(httpapi.HeaderEventPosition, strconv.FormatUint(res.Position, 10))
-	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "accepted"})
+	Acknowledge(w, res)
 }
 
-// dispatch turns a verified delivery into a command. A payload that cannot
-// be mapped is still recorded (as an unprocessable delivery) and
-// acknowledged: the platform would only retry it forever.
-func (c *Commerce) dispatch(ctx context.Context, shopID, topic string, eventID uuid.UUID, body []byte, triggeredAt string, meta commands.Meta) (commands.Result, error) {
-	switch topic {
+// dispatch maps a verified delivery to its command.
+func (c *Commerce) dispatch(ctx context.Context, d Delivery) (commands.Result, error) {
+	switch d.Topic {
 	case "app/scopes_update":
-		up, err := shopify.ParseScopesUpdate(body)
-		if err == nil {
-			return c.rec.RecordScopesUpdate(ctx, commands.RecordScopesUpdate{ShopID: shopID, Granted: up.Current,
-				Previous: up.Previous, UpdatedAt: up.UpdatedAt, EventID: eventID}, meta)
+		up, err := shopify.ParseScopesUpdate(d.Body)
+		if err != nil {
+			return commands.Result{}, err
 		}
+		return c.rec.RecordScopesUpdate(ctx, commands.RecordScopesUpdate{ShopID: d.ShopID, Granted: up.Current,
+			Previous: up.Previous, UpdatedAt: up.UpdatedAt, EventID: d.EventID}, d.Meta)
 	case "customers/create", "customers/update":
-		profile, err := ParseCustomer(body)
-		if err == nil {
-			res, err := c.rec.RecordCustomer(ctx, commands.RecordCustomer{ShopID: shopID, Profile: profile, EventID: eventID}, meta)
-			if domain.ErrorCode(err) != domain.CodeInvalid && domain.ErrorCode(err) != domain.CodeConflict {
-				return res, err
-			}
+		profile, err := ParseCustomer(d.Body)
+		if err != nil {
+			return commands.Result{}, err
 		}
-	default:
-		return c.record(ctx, shopID, topic, eventID, body, triggeredAt, "unhandled_topic", meta)
+		return c.rec.RecordCustomer(ctx, commands.RecordCustomer{ShopID: d.ShopID, Profile: profile, EventID: d.EventID}, d.Meta)
 	}
-	return c.record(ctx, shopID, topic, eventID, body, triggeredAt, "unprocessable", meta)
-}
-
-func (c *Commerce) record(ctx context.Context, shopID, topic string, eventID uuid.UUID, body []byte, triggeredAt, reason string, meta commands.Meta) (commands.Result, error) {
-	var at time.Time
-	if t, err := time.Parse(time.RFC3339Nano, triggeredAt); err == nil {
-		at = t.UTC()
-	}
-	return c.rec.RecordDelivery(ctx, commands.RecordDelivery{
-		ShopID: shopID, Source: "commerce", Topic: topic, EventID: eventID,
-		Payload: body, TriggeredAt: at, Reason: reason,
-	}, meta)
+	return commands.Result{}, ErrUnhandled
 }
 
 // VerifyCommerce reports whether sig is the base64 HMAC-SHA256 of body

@@ -90,6 +90,8 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 		group("image-keys", "Manage image-operations API keys", newImageKeysMint(cfg, stdout, stderr), newImageKeysImport(cfg, stdout, stderr)),
 		group("audit", "Check the event history", newAuditVerify(cfg, stdout, stderr)),
 	)
+	root.AddCommand(messagingCommands(cfg, stdout, stderr)...)
+	root.AddCommand(marketplacesCommands(cfg, stdout, stderr)...)
 	return root
 }
 

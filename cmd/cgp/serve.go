@@ -96,7 +96,10 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 			core.Logger.Error().Str("alert", "brute_force").Msg("1000 failed authentications in 24 hours from one client address")
 		},
 	})
-	for _, p := range []projections.Projector{tenancy.Projector(core.Codec, a.Auth.Invalidate), customers.Projector(core.Codec)} {
+	projectors := []projections.Projector{tenancy.Projector(core.Codec, a.Auth.Invalidate), customers.Projector(core.Codec)}
+	projectors = append(projectors, messagingProjectors(a)...)
+	projectors = append(projectors, marketplacesProjectors(a)...)
+	for _, p := range projectors {
 		if err := store.Migrate(ctx, p.Name, p.Migrations); err != nil {
 			return nil, errors.Join(fmt.Errorf("migrate %s: %w", p.Name, err), store.Close())
 		}
@@ -142,6 +145,8 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 	writeapi.NewAPIKeys(core.Commands, authn, idem, directory{a.Tenancy}, time.Now).Routes(r)
 	readapi.NewUsage(authn, imageKeyFinder{a.Tenancy}, directory{a.Tenancy}, readapi.DefaultAICredits(), time.Now).Routes(r)
 	ingest.NewCommerce(shopFinder{a.Tenancy}, core.Commands, cfg.MaxWebhookBody).Routes(r)
+	mountMessaging(a, cfg, r)
+	mountMarketplaces(a, cfg, r)
 	ingest.NewPixel(authn, publicShops{a.Tenancy}, core.Commands).Routes(r)
 	a.Router = r
 	a.Handler = stack.Wrap(r)
