@@ -11,9 +11,18 @@ import (
 // customer deterministically, so every delivery about the same customer
 // reaches the same stream without a lookup, and no id leaks the external id.
 func CustomerIDFromExternal(shopID, externalID string) string {
-	sum := sha256.Sum256([]byte("customer\x00" + shopID + "\x00" + externalID))
+	return IDFromExternal(PrefixCustomer, "customer", shopID, externalID)
+}
+
+// IDFromExternal derives the id of a resource the commerce platform (or
+// another source) names by its own id: prefix and 24 base62 characters of
+// SHA-256 over kind, shop and external id. The same inputs always give the
+// same id; the id reveals nothing of the external one.
+func IDFromExternal(prefix, kind, shopID, externalID string) string {
+	sum := sha256.Sum256([]byte(kind + "\x00" + shopID + "\x00" + externalID))
 	var b strings.Builder
-	b.WriteString(PrefixCustomer)
+	b.Grow(len(prefix) + 24)
+	b.WriteString(prefix)
 	for i := 0; i < 24; i++ {
 		b.WriteByte(base62[int(sum[i])%62])
 	}

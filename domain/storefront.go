@@ -72,14 +72,7 @@ func RecordStorefrontEvent(shopID string, in StorefrontEvent, now time.Time) (*S
 	if ev.Path == "" {
 		ev.Path = "/"
 	}
-	for k, vs := range u.Query() {
-		if k = strings.ToLower(k); attributionParams[k] && len(vs) > 0 && len(vs[0]) <= 512 {
-			if ev.Params == nil {
-				ev.Params = map[string]string{}
-			}
-			ev.Params[k] = vs[0]
-		}
-	}
+	ev.Params = keepAttributionParams(u.Query())
 	if in.Referrer != "" {
 		if r, err := url.Parse(in.Referrer); err == nil && r.Host != "" {
 			ev.ReferrerHost = strings.ToLower(r.Hostname())
@@ -92,4 +85,53 @@ func RecordStorefrontEvent(shopID string, in StorefrontEvent, now time.Time) (*S
 		return nil, Invalid("occurred_at", "occurred_at must be within the last 7 days")
 	}
 	return ev, nil
+}
+
+// keepAttributionParams returns the UTM parameters and click ids of a query
+// (lower-cased names, first value, at most 512 characters), nil if none.
+func keepAttributionParams(q url.Values) map[string]string {
+	var out map[string]string
+	for k, vs := range q {
+		if k = strings.ToLower(k); attributionParams[k] && len(vs) > 0 && vs[0] != "" && len(vs[0]) <= 512 {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[k] = vs[0]
+		}
+	}
+	return out
+}
+
+// NewAttribution keeps what attribution needs of a landing page and a
+// referrer: the landing path with only its UTM parameters and click ids,
+// those split into UTM and ClickIDs, and the referrer's scheme, host and
+// path. Any other query parameter is dropped (it may carry personal data).
+func NewAttribution(landing, referring string) Attribution {
+	var a Attribution
+	if u, err := url.Parse(strings.TrimSpace(landing)); err == nil && landing != "" {
+		params := keepAttributionParams(u.Query())
+		kept := url.Values{}
+		for k, v := range params {
+			kept.Set(k, v)
+			if name, ok := strings.CutPrefix(k, "utm_"); ok {
+				if a.UTM == nil {
+					a.UTM = map[string]string{}
+				}
+				a.UTM[name] = v
+			} else {
+				if a.ClickIDs == nil {
+					a.ClickIDs = map[string]string{}
+				}
+				a.ClickIDs[k] = v
+			}
+		}
+		a.LandingSite = u.EscapedPath()
+		if len(kept) > 0 {
+			a.LandingSite += "?" + kept.Encode()
+		}
+	}
+	if r, err := url.Parse(strings.TrimSpace(referring)); err == nil && r.Host != "" {
+		a.ReferringSite = (&url.URL{Scheme: r.Scheme, Host: strings.ToLower(r.Host), Path: r.Path}).String()
+	}
+	return a
 }

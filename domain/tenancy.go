@@ -93,6 +93,7 @@ type Shop struct {
 	Plan          Plan
 	WebhookSecret string
 	Exists        bool
+	Uninstalled   bool
 }
 
 // Apply folds an event into the shop.
@@ -102,6 +103,8 @@ func (s *Shop) Apply(e Event) {
 		s.ID, s.AccountID, s.Domain, s.Plan, s.WebhookSecret, s.Exists = ev.ShopID, ev.AccountID, ev.Domain, ev.Plan, ev.WebhookSecret, true
 	case *ShopPlanChanged:
 		s.Plan = ev.Plan
+	case *AppUninstalled:
+		s.Uninstalled = true
 	}
 }
 

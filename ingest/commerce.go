@@ -13,7 +13,6 @@ import (
 	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/eventlog"
 	"github.com/cgp-platform/cgp/httpapi"
-	"github.com/cgp-platform/cgp/ingest/shopify"
 )
 
 // Commerce-platform webhook headers (DESIGN.md §7).
@@ -39,13 +38,6 @@ type ShopFinder interface {
 type Shop struct {
 	ID            string
 	WebhookSecret string
-}
-
-// Recorder is the write side the receiver drives.
-type Recorder interface {
-	RecordCustomer(ctx context.Context, cmd commands.RecordCustomer, meta commands.Meta) (commands.Result, error)
-	DeliveryRecorder
-	RecordScopesUpdate(ctx context.Context, cmd commands.RecordScopesUpdate, meta commands.Meta) (commands.Result, error)
 }
 
 // Commerce receives the commerce platform's webhooks.
@@ -125,22 +117,11 @@ func (c *Commerce) handleEvents(w http.ResponseWriter, r *http.Request) {
 
 // dispatch maps a verified delivery to its command.
 func (c *Commerce) dispatch(ctx context.Context, d Delivery) (commands.Result, error) {
-	switch d.Topic {
-	case "app/scopes_update":
-		up, err := shopify.ParseScopesUpdate(d.Body)
-		if err != nil {
-			return commands.Result{}, err
-		}
-		return c.rec.RecordScopesUpdate(ctx, commands.RecordScopesUpdate{ShopID: d.ShopID, Granted: up.Current,
-			Previous: up.Previous, UpdatedAt: up.UpdatedAt, EventID: d.EventID}, d.Meta)
-	case "customers/create", "customers/update":
-		profile, err := ParseCustomer(d.Body)
-		if err != nil {
-			return commands.Result{}, err
-		}
-		return c.rec.RecordCustomer(ctx, commands.RecordCustomer{ShopID: d.ShopID, Profile: profile, EventID: d.EventID}, d.Meta)
+	m, ok := topicMappers[d.Topic]
+	if !ok {
+		return commands.Result{}, ErrUnhandled
 	}
-	return commands.Result{}, ErrUnhandled
+	return m(ctx, c.rec, d)
 }
 
 // VerifyCommerce reports whether sig is the base64 HMAC-SHA256 of body

@@ -32,6 +32,10 @@ type delivery struct {
 	Profile          domain.CustomerProfile `json:"profile"`
 	CustomerExternal string                 `json:"customer_external"`
 	Tags             []string               `json:"tags"`
+	Topic            string                 `json:"topic"`
+	Order            domain.OrderSnapshot   `json:"order"`
+	OrderExternal    string                 `json:"order_external"`
+	Refund           domain.RefundRecorded  `json:"refund"`
 }
 
 type fixture struct {
@@ -110,6 +114,12 @@ func (f *fixture) play(t *testing.T, path string) eventlog.Position {
 		case "tags":
 			res, err = f.cmds.SetCustomerTags(ctx, commands.SetCustomerTags{ShopID: d.Shop,
 				CustomerID: domain.CustomerIDFromExternal(d.Shop, d.CustomerExternal), Tags: d.Tags}, meta)
+		case "order":
+			res, err = f.cmds.RecordOrder(ctx, commands.RecordOrder{Delivered: commands.Delivered{ShopID: d.Shop, Topic: d.Topic,
+				EventID: eventlog.DeterministicID("commerce", d.Shop, d.Delivery)}, CustomerExternalID: d.CustomerExternal, Snapshot: d.Order}, meta)
+		case "refund":
+			res, err = f.cmds.RecordRefund(ctx, commands.RecordRefund{Delivered: commands.Delivered{ShopID: d.Shop, Topic: "refunds/create",
+				EventID: eventlog.DeterministicID("commerce", d.Shop, d.Delivery)}, OrderExternalID: d.OrderExternal, Refund: d.Refund}, meta)
 		case "shred":
 			err = f.keys.Shred(ctx, d.Shop, domain.CustomerIDFromExternal(d.Shop, d.CustomerExternal))
 		}
@@ -156,7 +166,8 @@ func dump(t *testing.T, db *sql.DB) []map[string]any {
 
 func TestProjectorMatchesGolden(t *testing.T) {
 	f := newFixture(t)
-	last := f.play(t, "testdata/deliveries.json")
+	f.play(t, "testdata/deliveries.json")
+	last := f.play(t, "testdata/orders.json")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := f.runtime.WaitFor(ctx, last, customers.Name); err != nil {
@@ -282,5 +293,44 @@ func TestRebuildAfterShreddingHasNoPersonalData(t *testing.T) {
 	alan, err := q.Get(ctx, "shop_golden", domain.CustomerIDFromExternal("shop_golden", "1002"))
 	if err != nil || alan.Email == nil || *alan.Email != "alan@example.com" || alan.Redacted {
 		t.Fatalf("other customer = %+v, %v", alan, err)
+	}
+}
+
+// TestOrderTotals: once orders of a customer arrive, its figures come from
+// them: cancelled orders do not count, refunds lower the total (even a
+// refund that arrived before its order), a stale snapshot changes nothing,
+// a repeated delivery counts once, and a profile arriving after its orders
+// does not overwrite them. A customer without orders keeps its profile's
+// figures.
+func TestOrderTotals(t *testing.T) {
+	f := newFixture(t)
+	f.play(t, "testdata/deliveries.json")
+	last := f.play(t, "testdata/orders.json")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := f.runtime.WaitFor(ctx, last, customers.Name); err != nil {
+		t.Fatal(err)
+	}
+	q := customers.NewQueries(f.store.DB())
+	day := func(s string) time.Time { d, _ := time.Parse(time.RFC3339, s); return d }
+	for _, c := range []struct {
+		external string
+		orders   int
+		spent    domain.Amount
+		last     time.Time
+	}{
+		{"1002", 1, 750000, day("2026-10-01T10:00:00Z")}, // o2 cancelled; r1 refunded 25.00 of o1
+		{"1004", 1, 200000, day("2026-09-01T10:00:00Z")}, // profile said 7 orders after o3 arrived
+		{"1001", 1, 200000, day("2026-10-02T10:00:00Z")}, // r2 came before o4
+		{"1003", 3, 300000, time.Time{}},                 // no order received: the profile's figures
+	} {
+		got, err := q.Get(ctx, "shop_golden", domain.CustomerIDFromExternal("shop_golden", c.external))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.OrdersCount != c.orders || got.TotalSpent != c.spent || !got.LastOrderAt.Equal(c.last) {
+			t.Errorf("customer %s: orders %d spent %v last %v, want %d %v %v",
+				c.external, got.OrdersCount, got.TotalSpent, got.LastOrderAt, c.orders, c.spent, c.last)
+		}
 	}
 }

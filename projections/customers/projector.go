@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/cgp-platform/cgp/domain"
@@ -42,6 +43,30 @@ CREATE TABLE customers (
 CREATE INDEX customers_shop_created ON customers (shop_id, created_at, customer_id);
 CREATE INDEX customers_shop_last_order ON customers (shop_id, last_order_at, customer_id);
 CREATE INDEX customers_shop_spent ON customers (shop_id, total_spent, customer_id);
+`}, {Version: 2, SQL: `
+-- The orders and refunds of each customer, from which its order count,
+-- total spent and last order are computed once the service has received
+-- any of its orders; before that the profile's own figures stand.
+CREATE TABLE customer_orders (
+	order_id    TEXT PRIMARY KEY,
+	shop_id     TEXT NOT NULL,
+	customer_id TEXT NOT NULL,
+	total       INTEGER NOT NULL,
+	refunded    INTEGER NOT NULL DEFAULT 0,
+	cancelled   INTEGER NOT NULL DEFAULT 0,
+	ordered_at  INTEGER NOT NULL,
+	version     INTEGER NOT NULL
+);
+CREATE INDEX customer_orders_customer ON customer_orders (customer_id);
+CREATE TABLE customer_refunds (
+	refund_id TEXT PRIMARY KEY,
+	order_id  TEXT NOT NULL,
+	amount    INTEGER NOT NULL
+);
+CREATE INDEX customer_refunds_order ON customer_refunds (order_id);
+ALTER TABLE customers ADD COLUMN profile_orders_count INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE customers ADD COLUMN profile_total_spent INTEGER NOT NULL DEFAULT 0;
+UPDATE customers SET profile_orders_count = orders_count, profile_total_spent = total_spent;
 `}}
 
 // Projector returns the customers projector.
@@ -49,7 +74,7 @@ func Projector(codec *envelope.Codec) projections.Projector {
 	return projections.Projector{
 		Name:       Name,
 		Migrations: migrations,
-		Handle:     projections.Decoding(codec, []string{"CustomerCreated", "CustomerUpdated", "CustomerTagsSet"}, apply),
+		Handle:     projections.Decoding(codec, []string{"CustomerCreated", "CustomerUpdated", "CustomerTagsSet", "OrderRecorded", "RefundRecorded"}, apply),
 	}
 }
 
@@ -61,6 +86,10 @@ func apply(ctx context.Context, tx *sql.Tx, e *eventlog.Event, d envelope.Decode
 		return upsertProfile(ctx, tx, ev.CustomerID, ev.ShopID, &ev.CustomerProfile, redacted, at, e.Position)
 	case *domain.CustomerUpdated:
 		return upsertProfile(ctx, tx, ev.CustomerID, ev.ShopID, &ev.CustomerProfile, redacted, at, e.Position)
+	case *domain.OrderRecorded:
+		return applyOrder(ctx, tx, ev, e.Position)
+	case *domain.RefundRecorded:
+		return applyRefund(ctx, tx, ev)
 	case *domain.CustomerTagsSet:
 		tags, _ := json.Marshal(ev.Tags)
 		_, err := tx.ExecContext(ctx, `UPDATE customers SET tags = ?, updated_at = ?, version = ?
@@ -88,13 +117,14 @@ func upsertProfile(ctx context.Context, tx *sql.Tx, id, shop string, p *domain.C
 	// changes them, so an update keeps the existing tags.
 	_, err := tx.ExecContext(ctx, `
 INSERT INTO customers (customer_id, shop_id, external_id, email, first_name, last_name, phone,
-	accepts_marketing, state, currency, orders_count, total_spent, tags, platform_tags,
+	accepts_marketing, state, currency, profile_orders_count, profile_total_spent, tags, platform_tags,
 	platform_created_at, created_at, updated_at, redacted, version)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (customer_id) DO UPDATE SET
 	email = excluded.email, first_name = excluded.first_name, last_name = excluded.last_name,
 	phone = excluded.phone, accepts_marketing = excluded.accepts_marketing, state = excluded.state,
-	currency = excluded.currency, orders_count = excluded.orders_count, total_spent = excluded.total_spent,
+	currency = excluded.currency, profile_orders_count = excluded.profile_orders_count,
+	profile_total_spent = excluded.profile_total_spent,
 	platform_tags = excluded.platform_tags, platform_created_at = excluded.platform_created_at,
 	updated_at = excluded.updated_at, redacted = MAX(customers.redacted, excluded.redacted),
 	version = excluded.version
@@ -104,6 +134,86 @@ WHERE customers.version < excluded.version`,
 		platformCreated, created, at, redacted, pos)
 	if err != nil {
 		return fmt.Errorf("upsert customer: %w", err)
+	}
+	return refreshTotals(ctx, tx, id)
+}
+
+// applyOrder keeps an order of a customer and refreshes the customer's
+// figures (and those of a customer the order moved away from).
+func applyOrder(ctx context.Context, tx *sql.Tx, ev *domain.OrderRecorded, pos eventlog.Position) error {
+	if ev.Stale {
+		return nil
+	}
+	var previous string
+	err := tx.QueryRowContext(ctx, `SELECT customer_id FROM customer_orders WHERE order_id = ?`, ev.OrderID).Scan(&previous)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("order owner: %w", err)
+	}
+	if ev.CustomerID == "" && previous == "" {
+		return nil // a guest order: no customer to count it for
+	}
+	orderedAt := ev.CreatedAt
+	if orderedAt.IsZero() {
+		orderedAt = ev.ProcessedAt
+	}
+	_, err = tx.ExecContext(ctx, `
+INSERT INTO customer_orders (order_id, shop_id, customer_id, total, refunded, cancelled, ordered_at, version)
+VALUES (?, ?, ?, ?, (SELECT COALESCE(SUM(amount), 0) FROM customer_refunds WHERE order_id = ?), ?, ?, ?)
+ON CONFLICT (order_id) DO UPDATE SET customer_id = excluded.customer_id, total = excluded.total,
+	cancelled = excluded.cancelled, ordered_at = excluded.ordered_at, version = excluded.version
+WHERE customer_orders.version < excluded.version`,
+		ev.OrderID, ev.ShopID, ev.CustomerID, int64(ev.TotalPrice), ev.OrderID, !ev.CancelledAt.IsZero(), orderedAt.UnixMicro(), pos)
+	if err != nil {
+		return fmt.Errorf("customer order: %w", err)
+	}
+	if previous != "" && previous != ev.CustomerID {
+		if err := refreshTotals(ctx, tx, previous); err != nil {
+			return err
+		}
+	}
+	return refreshTotals(ctx, tx, ev.CustomerID)
+}
+
+// applyRefund keeps a refund and lowers its customer's total spent.
+func applyRefund(ctx context.Context, tx *sql.Tx, ev *domain.RefundRecorded) error {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO customer_refunds (refund_id, order_id, amount) VALUES (?, ?, ?)
+		ON CONFLICT (refund_id) DO NOTHING`, ev.RefundID, ev.OrderID, int64(ev.Amount)); err != nil {
+		return fmt.Errorf("customer refund: %w", err)
+	}
+	var customer string
+	err := tx.QueryRowContext(ctx, `UPDATE customer_orders
+		SET refunded = (SELECT COALESCE(SUM(amount), 0) FROM customer_refunds WHERE order_id = ?)
+		WHERE order_id = ? RETURNING customer_id`, ev.OrderID, ev.OrderID).Scan(&customer)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil // the order is not here yet (or is a guest's): it picks the refund up when it comes
+	}
+	if err != nil {
+		return fmt.Errorf("refund order: %w", err)
+	}
+	return refreshTotals(ctx, tx, customer)
+}
+
+// refreshTotals sets a customer's order count, total spent and last order
+// from the orders received (cancelled orders do not count; refunds lower
+// the total), or from its profile when no order of it was received.
+func refreshTotals(ctx context.Context, tx *sql.Tx, customer string) error {
+	if customer == "" {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `
+WITH s AS (
+	SELECT COUNT(*) AS seen,
+		COALESCE(SUM(CASE WHEN cancelled = 0 THEN 1 ELSE 0 END), 0) AS live,
+		COALESCE(SUM(CASE WHEN cancelled = 0 THEN total - refunded ELSE 0 END), 0) AS spent,
+		COALESCE(MAX(CASE WHEN cancelled = 0 THEN ordered_at END), 0) AS last
+	FROM customer_orders WHERE customer_id = ?1)
+UPDATE customers SET
+	orders_count  = CASE WHEN (SELECT seen FROM s) > 0 THEN (SELECT live FROM s) ELSE profile_orders_count END,
+	total_spent   = CASE WHEN (SELECT seen FROM s) > 0 THEN (SELECT spent FROM s) ELSE profile_total_spent END,
+	last_order_at = (SELECT last FROM s)
+WHERE customer_id = ?1`, customer)
+	if err != nil {
+		return fmt.Errorf("customer totals: %w", err)
 	}
 	return nil
 }

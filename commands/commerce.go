@@ -1,0 +1,424 @@
+package commands
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/cgp-platform/cgp/domain"
+	"github.com/cgp-platform/cgp/eventlog"
+)
+
+// The commerce platform's deliveries. Every command here takes the event id
+// derived from the delivery id, so a repeated delivery appends nothing, and
+// resolves the platform's ids to ours with domain.*FromExternal.
+
+// Delivered is what every delivery-driven command carries.
+type Delivered struct {
+	ShopID string
+	Topic  string
+	// EventID is derived from the delivery id: a repeat appends nothing.
+	EventID uuid.UUID
+}
+
+func (d Delivered) ids(n int) []uuid.UUID {
+	ids := []uuid.UUID{d.EventID}
+	for i := 1; i < n; i++ {
+		ids = append(ids, eventlog.DeterministicID("follow-up", d.EventID.String(), string(rune('0'+i))))
+	}
+	return ids
+}
+
+func customerID(shop, ext string) string {
+	if ext == "" {
+		return ""
+	}
+	return domain.CustomerIDFromExternal(shop, ext)
+}
+
+// RecordOrder records an order snapshot (orders/create, orders/updated,
+// orders/paid, orders/fulfilled).
+type RecordOrder struct {
+	Delivered
+	CustomerExternalID string // "" for a guest order
+	Snapshot           domain.OrderSnapshot
+}
+
+// RecordOrder runs the command.
+func (h *Handler) RecordOrder(ctx context.Context, cmd RecordOrder, meta Meta) (Result, error) {
+	if cmd.Snapshot.ExternalID == "" {
+		return Result{}, domain.Invalid("id", "order id is required")
+	}
+	id := domain.OrderIDFromExternal(cmd.ShopID, cmd.Snapshot.ExternalID)
+	cus := customerID(cmd.ShopID, cmd.CustomerExternalID)
+	res, err := execute(ctx, h, cmd.ShopID, domain.OrderStream(id), func() *domain.Order { return &domain.Order{} },
+		func(o *domain.Order) (decision, error) {
+			ev, err := o.RecordSnapshot(cmd.ShopID, id, cus, cmd.Topic, cmd.Snapshot)
+			if err != nil {
+				return decision{}, err
+			}
+			return decision{events: []domain.Event{ev}, ids: cmd.ids(1)}, nil
+		}, meta)
+	res.ID = id
+	return res, err
+}
+
+// RecordRefund records a refund of an order (refunds/create).
+type RecordRefund struct {
+	Delivered
+	OrderExternalID string
+	Refund          domain.RefundRecorded // ExternalID, Amount, Lines, CreatedAt
+}
+
+// RecordRefund runs the command.
+func (h *Handler) RecordRefund(ctx context.Context, cmd RecordRefund, meta Meta) (Result, error) {
+	if cmd.OrderExternalID == "" || cmd.Refund.ExternalID == "" {
+		return Result{}, domain.Invalid("order_id", "refund id and order id are required")
+	}
+	orderID := domain.OrderIDFromExternal(cmd.ShopID, cmd.OrderExternalID)
+	cmd.Refund.RefundID = domain.IDFromExternal(domain.PrefixRefund, "refund", cmd.ShopID, cmd.Refund.ExternalID)
+	res, err := execute(ctx, h, cmd.ShopID, domain.OrderStream(orderID), func() *domain.Order { return &domain.Order{} },
+		func(o *domain.Order) (decision, error) {
+			ev := o.RecordRefund(cmd.ShopID, orderID, cmd.Refund)
+			if ev == nil {
+				return decision{}, nil
+			}
+			return decision{events: []domain.Event{ev}, ids: cmd.ids(1)}, nil
+		}, meta)
+	res.ID = cmd.Refund.RefundID
+	return res, err
+}
+
+// RecordProduct records a product snapshot (products/create,
+// products/update).
+type RecordProduct struct {
+	Delivered
+	Snapshot domain.ProductSnapshot
+}
+
+// RecordProduct runs the command.
+func (h *Handler) RecordProduct(ctx context.Context, cmd RecordProduct, meta Meta) (Result, error) {
+	if cmd.Snapshot.ExternalID == "" {
+		return Result{}, domain.Invalid("id", "product id is required")
+	}
+	id := domain.ProductIDFromExternal(cmd.ShopID, cmd.Snapshot.ExternalID)
+	res, err := execute(ctx, h, cmd.ShopID, domain.ProductStream(id), func() *domain.Product { return &domain.Product{} },
+		func(p *domain.Product) (decision, error) {
+			ev, err := p.RecordSnapshot(cmd.ShopID, id, cmd.Topic, cmd.Snapshot)
+			if err != nil {
+				return decision{}, err
+			}
+			return decision{events: []domain.Event{ev}, ids: cmd.ids(1)}, nil
+		}, meta)
+	res.ID = id
+	return res, err
+}
+
+// DeleteProduct records a product deletion (products/delete).
+type DeleteProduct struct {
+	Delivered
+	ExternalID string
+	DeletedAt  time.Time
+}
+
+// DeleteProduct runs the command.
+func (h *Handler) DeleteProduct(ctx context.Context, cmd DeleteProduct, meta Meta) (Result, error) {
+	if cmd.ExternalID == "" {
+		return Result{}, domain.Invalid("id", "product id is required")
+	}
+	id := domain.ProductIDFromExternal(cmd.ShopID, cmd.ExternalID)
+	at := cmd.DeletedAt
+	if at.IsZero() {
+		at = h.now()
+	}
+	res, err := execute(ctx, h, cmd.ShopID, domain.ProductStream(id), func() *domain.Product { return &domain.Product{} },
+		func(p *domain.Product) (decision, error) {
+			if p.Deleted {
+				return decision{}, nil
+			}
+			ev := &domain.ProductDeleted{ProductID: id, ShopID: cmd.ShopID, ExternalID: cmd.ExternalID, DeletedAt: at.UTC()}
+			return decision{events: []domain.Event{ev}, ids: cmd.ids(1)}, nil
+		}, meta)
+	res.ID = id
+	return res, err
+}
+
+// RecordInventoryLevel records an item's available quantity at a location
+// (inventory_levels/update).
+type RecordInventoryLevel struct {
+	Delivered
+	InventoryItemID string
+	LocationID      string
+	Available       *int
+	UpdatedAt       time.Time
+}
+
+// RecordInventoryLevel runs the command.
+func (h *Handler) RecordInventoryLevel(ctx context.Context, cmd RecordInventoryLevel, meta Meta) (Result, error) {
+	if cmd.InventoryItemID == "" || cmd.LocationID == "" {
+		return Result{}, domain.Invalid("inventory_item_id", "inventory item id and location id are required")
+	}
+	id := domain.InventoryLevelID(cmd.ShopID, cmd.InventoryItemID, cmd.LocationID)
+	res, err := execute(ctx, h, cmd.ShopID, domain.InventoryStream(id), func() *domain.InventoryLevel { return &domain.InventoryLevel{} },
+		func(l *domain.InventoryLevel) (decision, error) {
+			ev := &domain.InventoryLevelUpdated{LevelID: id, ShopID: cmd.ShopID, InventoryItemID: cmd.InventoryItemID,
+				LocationID: cmd.LocationID, Available: cmd.Available, UpdatedAt: cmd.UpdatedAt.UTC(),
+				Stale: !cmd.UpdatedAt.IsZero() && cmd.UpdatedAt.Before(l.UpdatedAt)}
+			return decision{events: []domain.Event{ev}, ids: cmd.ids(1)}, nil
+		}, meta)
+	res.ID = id
+	return res, err
+}
+
+// RecordCart records a cart snapshot (carts/create, carts/update).
+type RecordCart struct {
+	Delivered
+	Token string // the cart token; only the id derived from it is kept
+	Cart  domain.CartRecorded
+}
+
+// RecordCart runs the command.
+func (h *Handler) RecordCart(ctx context.Context, cmd RecordCart, meta Meta) (Result, error) {
+	if cmd.Token == "" {
+		return Result{}, domain.Invalid("token", "cart token is required")
+	}
+	ev := cmd.Cart
+	ev.CartID, ev.ShopID, ev.Topic = domain.CartIDFromToken(cmd.ShopID, cmd.Token), cmd.ShopID, cmd.Topic
+	return h.recordSnapshot(ctx, cmd.Delivered, domain.CartStream(ev.CartID), ev.CartID, ev.UpdatedAt,
+		func(stale bool) domain.Event { ev.Stale = stale; return &ev }, meta)
+}
+
+// RecordCheckout records a checkout snapshot (checkouts/create,
+// checkouts/update): an attribution touchpoint.
+type RecordCheckout struct {
+	Delivered
+	CustomerExternalID string
+	CartToken          string
+	Snapshot           domain.CheckoutSnapshot
+}
+
+// RecordCheckout runs the command.
+func (h *Handler) RecordCheckout(ctx context.Context, cmd RecordCheckout, meta Meta) (Result, error) {
+	if cmd.Snapshot.ExternalID == "" {
+		return Result{}, domain.Invalid("id", "checkout id is required")
+	}
+	ev := domain.CheckoutRecorded{
+		CheckoutID: domain.CheckoutIDFromExternal(cmd.ShopID, cmd.Snapshot.ExternalID), ShopID: cmd.ShopID,
+		CustomerID: customerID(cmd.ShopID, cmd.CustomerExternalID), Topic: cmd.Topic, CheckoutSnapshot: cmd.Snapshot,
+	}
+	if cmd.CartToken != "" {
+		ev.CartID = domain.CartIDFromToken(cmd.ShopID, cmd.CartToken)
+	}
+	return h.recordSnapshot(ctx, cmd.Delivered, domain.CheckoutStream(ev.CheckoutID), ev.CheckoutID, ev.UpdatedAt,
+		func(stale bool) domain.Event { ev.Stale = stale; return &ev }, meta)
+}
+
+// recordSnapshot appends the snapshot event of a resource the platform
+// sends whole, marked stale when older than the one recorded.
+func (h *Handler) recordSnapshot(ctx context.Context, d Delivered, stream, id string, updatedAt time.Time, event func(stale bool) domain.Event, meta Meta) (Result, error) {
+	res, err := execute(ctx, h, d.ShopID, stream, func() *domain.Snapshot { return &domain.Snapshot{} },
+		func(s *domain.Snapshot) (decision, error) {
+			return decision{events: []domain.Event{event(s.IsStale(updatedAt))}, ids: d.ids(1)}, nil
+		}, meta)
+	res.ID = id
+	return res, err
+}
+
+// RecordSubscriptionContract records a subscription contract snapshot
+// (subscription_contracts/create, subscription_contracts/update).
+type RecordSubscriptionContract struct {
+	Delivered
+	ExternalID            string
+	CustomerExternalID    string
+	OriginOrderExternalID string
+	Status                string
+	Interval              string
+	IntervalCount         int
+	Currency              string
+}
+
+// RecordSubscriptionContract runs the command.
+func (h *Handler) RecordSubscriptionContract(ctx context.Context, cmd RecordSubscriptionContract, meta Meta) (Result, error) {
+	if cmd.ExternalID == "" {
+		return Result{}, domain.Invalid("id", "subscription contract id is required")
+	}
+	id := domain.SubscriptionIDFromExternal(cmd.ShopID, cmd.ExternalID)
+	in := domain.SubscriptionContractRecorded{
+		SubscriptionID: id, ShopID: cmd.ShopID, CustomerID: customerID(cmd.ShopID, cmd.CustomerExternalID),
+		ExternalID: cmd.ExternalID, Topic: cmd.Topic, Status: cmd.Status, Interval: cmd.Interval,
+		IntervalCount: cmd.IntervalCount, Currency: cmd.Currency,
+	}
+	if cmd.OriginOrderExternalID != "" {
+		in.OriginOrderID = domain.OrderIDFromExternal(cmd.ShopID, cmd.OriginOrderExternalID)
+	}
+	res, err := execute(ctx, h, cmd.ShopID, domain.SubscriptionStream(id), func() *domain.Subscription { return &domain.Subscription{} },
+		func(s *domain.Subscription) (decision, error) {
+			return decision{events: []domain.Event{s.RecordContract(in, h.now())}, ids: cmd.ids(1)}, nil
+		}, meta)
+	res.ID = id
+	return res, err
+}
+
+// RecordBillingAttempt records a billing attempt of a subscription contract
+// (subscription_billing_attempts/success, …/failure).
+type RecordBillingAttempt struct {
+	Delivered
+	ContractExternalID string
+	AttemptExternalID  string
+	Success            bool
+	OrderExternalID    string
+	ErrorCode          string
+	ErrorMessage       string
+	AttemptedAt        time.Time
+}
+
+// RecordBillingAttempt runs the command.
+func (h *Handler) RecordBillingAttempt(ctx context.Context, cmd RecordBillingAttempt, meta Meta) (Result, error) {
+	if cmd.ContractExternalID == "" || cmd.AttemptExternalID == "" {
+		return Result{}, domain.Invalid("subscription_contract_id", "billing attempt id and contract id are required")
+	}
+	id := domain.SubscriptionIDFromExternal(cmd.ShopID, cmd.ContractExternalID)
+	at := cmd.AttemptedAt
+	if at.IsZero() {
+		at = h.now()
+	}
+	in := domain.BillingAttemptRecorded{SubscriptionID: id, ShopID: cmd.ShopID, AttemptID: cmd.AttemptExternalID,
+		Success: cmd.Success, ErrorCode: cmd.ErrorCode, ErrorMessage: cmd.ErrorMessage, AttemptedAt: at.UTC()}
+	if cmd.OrderExternalID != "" {
+		in.OrderID = domain.OrderIDFromExternal(cmd.ShopID, cmd.OrderExternalID)
+	}
+	res, err := execute(ctx, h, cmd.ShopID, domain.SubscriptionStream(id), func() *domain.Subscription { return &domain.Subscription{} },
+		func(s *domain.Subscription) (decision, error) {
+			ev := s.RecordAttempt(in)
+			if ev == nil {
+				return decision{}, nil
+			}
+			return decision{events: []domain.Event{ev}, ids: cmd.ids(1)}, nil
+		}, meta)
+	res.ID = id
+	return res, err
+}
+
+// RecordTheme records the main theme's publish or edit (themes/publish,
+// themes/update). Only the main-role theme is kept.
+type RecordTheme struct {
+	Delivered
+	ExternalID string
+	Name       string
+	Role       string
+	UpdatedAt  time.Time
+}
+
+// RecordTheme runs the command.
+func (h *Handler) RecordTheme(ctx context.Context, cmd RecordTheme, meta Meta) (Result, error) {
+	if cmd.ExternalID == "" {
+		return Result{}, domain.Invalid("id", "theme id is required")
+	}
+	if cmd.Role != domain.ThemeRoleMain {
+		return Result{}, domain.Invalid("role", "only the main-role theme is kept")
+	}
+	id := domain.ThemeIDFromExternal(cmd.ShopID, cmd.ExternalID)
+	ev := &domain.ThemeRecorded{ThemeID: id, ShopID: cmd.ShopID, ExternalID: cmd.ExternalID, Topic: cmd.Topic,
+		Name: cmd.Name, Role: cmd.Role, UpdatedAt: cmd.UpdatedAt.UTC()}
+	return h.recordSnapshot(ctx, cmd.Delivered, domain.ThemeStream(id), id, time.Time{},
+		func(bool) domain.Event { return ev }, meta)
+}
+
+// UninstallApp records that the shop uninstalled the app (app/uninstalled)
+// and starts the 30-day retention countdown.
+type UninstallApp struct {
+	Delivered
+	At time.Time // zero: now
+}
+
+// UninstallApp runs the command.
+func (h *Handler) UninstallApp(ctx context.Context, cmd UninstallApp, meta Meta) (Result, error) {
+	at := cmd.At
+	if at.IsZero() {
+		at = h.now()
+	}
+	res, err := execute(ctx, h, cmd.ShopID, domain.ShopStream(cmd.ShopID), func() *domain.Shop { return &domain.Shop{} },
+		func(s *domain.Shop) (decision, error) {
+			ev, err := s.UninstallApp(at)
+			if err != nil || ev == nil {
+				return decision{}, err
+			}
+			return decision{events: []domain.Event{ev}, ids: cmd.ids(1)}, nil
+		}, meta)
+	res.ID = cmd.ShopID
+	return res, err
+}
+
+// UpdateAppSubscription records a change of the shop's app subscription
+// (app_subscriptions/update) and the plan change it implies.
+type UpdateAppSubscription struct {
+	Delivered
+	SubscriptionID string
+	Name           string
+	Status         string
+	UpdatedAt      time.Time
+}
+
+// UpdateAppSubscription runs the command.
+func (h *Handler) UpdateAppSubscription(ctx context.Context, cmd UpdateAppSubscription, meta Meta) (Result, error) {
+	res, err := execute(ctx, h, cmd.ShopID, domain.ShopStream(cmd.ShopID), func() *domain.Shop { return &domain.Shop{} },
+		func(s *domain.Shop) (decision, error) {
+			evs, err := s.UpdateAppSubscription(domain.AppSubscriptionUpdated{SubscriptionID: cmd.SubscriptionID,
+				Name: cmd.Name, Status: cmd.Status, UpdatedAt: cmd.UpdatedAt.UTC()}, h.now())
+			if err != nil {
+				return decision{}, err
+			}
+			return decision{events: evs, ids: cmd.ids(len(evs))}, nil
+		}, meta)
+	res.ID = cmd.ShopID
+	return res, err
+}
+
+// Privacy request kinds.
+const (
+	PrivacyDataRequest    = "customers/data_request"
+	PrivacyCustomerRedact = "customers/redact"
+	PrivacyShopRedact     = "shop/redact"
+)
+
+// RecordPrivacyRequest records a GDPR request of the platform
+// (customers/data_request, customers/redact, shop/redact); the erasure and
+// export pipelines act on these events.
+type RecordPrivacyRequest struct {
+	Delivered
+	RequestID          string // data requests: the platform's id
+	CustomerExternalID string
+	Email, Phone       string
+	Orders             []string // the platform's order ids
+}
+
+// RecordPrivacyRequest runs the command.
+func (h *Handler) RecordPrivacyRequest(ctx context.Context, cmd RecordPrivacyRequest, meta Meta) (Result, error) {
+	who := domain.PrivacyCustomer{CustomerID: customerID(cmd.ShopID, cmd.CustomerExternalID),
+		ExternalID: cmd.CustomerExternalID, Email: cmd.Email, Phone: cmd.Phone}
+	orders := make([]string, 0, len(cmd.Orders))
+	for _, o := range cmd.Orders {
+		orders = append(orders, domain.OrderIDFromExternal(cmd.ShopID, o))
+	}
+	var ev domain.Event
+	switch cmd.Topic {
+	case PrivacyDataRequest:
+		ev = &domain.CustomerDataRequested{ShopID: cmd.ShopID, RequestID: cmd.RequestID, OrdersRequested: orders, PrivacyCustomer: who}
+	case PrivacyCustomerRedact:
+		ev = &domain.CustomerRedactRequested{ShopID: cmd.ShopID, OrdersToRedact: orders, PrivacyCustomer: who}
+	case PrivacyShopRedact:
+		ev = &domain.ShopRedactRequested{ShopID: cmd.ShopID, RequestedAt: h.now().UTC()}
+	default:
+		return Result{}, domain.Invalid("topic", "not a privacy topic")
+	}
+	data, err := h.codec.Encode(ctx, cmd.EventID, cmd.ShopID, ev, h.now(), meta.metadata())
+	if err != nil {
+		return Result{}, err
+	}
+	res, err := h.log.Append(ctx, domain.GDPRStream(cmd.ShopID), eventlog.Any(), data)
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{ID: cmd.EventID.String(), Position: res.Position, Revision: res.NextExpectedRevision}, nil
+}
