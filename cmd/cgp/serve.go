@@ -25,6 +25,7 @@ import (
 	"github.com/cgp-platform/cgp/limits"
 	"github.com/cgp-platform/cgp/openapi"
 	"github.com/cgp-platform/cgp/projections"
+	"github.com/cgp-platform/cgp/projections/commerce"
 	"github.com/cgp-platform/cgp/projections/customers"
 	"github.com/cgp-platform/cgp/projections/tenancy"
 	"github.com/cgp-platform/cgp/readapi"
@@ -43,6 +44,7 @@ type App struct {
 	Handler     http.Handler
 	Tenancy     *tenancy.Queries
 	Customers   *customers.Queries
+	Commerce    *commerce.Queries
 	Auth        *auth.Authenticator
 	LastUse     *lastuse.Store
 	Idempotency idempotency.Store
@@ -96,7 +98,8 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 			core.Logger.Error().Str("alert", "brute_force").Msg("1000 failed authentications in 24 hours from one client address")
 		},
 	})
-	projectors := []projections.Projector{tenancy.Projector(core.Codec, a.Auth.Invalidate), customers.Projector(core.Codec)}
+	projectors := []projections.Projector{tenancy.Projector(core.Codec, a.Auth.Invalidate), customers.Projector(core.Codec),
+		commerce.Projector(core.Codec)}
 	projectors = append(projectors, messagingProjectors(a)...)
 	projectors = append(projectors, marketplacesProjectors(a)...)
 	for _, p := range projectors {
@@ -108,6 +111,7 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 		}
 	}
 	a.Customers = customers.NewQueries(store.DB())
+	a.Commerce = commerce.NewQueries(store.DB())
 
 	var proxies []netip.Prefix
 	for _, p := range cfg.TrustedProxies {

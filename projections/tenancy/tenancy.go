@@ -66,10 +66,17 @@ CREATE TABLE image_keys (
 );
 `}, {Version: 3, SQL: `
 ALTER TABLE shops ADD COLUMN granted_scopes TEXT NOT NULL DEFAULT '[]';
+`}, {Version: 4, SQL: `
+ALTER TABLE shops ADD COLUMN uninstalled_at INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE shops ADD COLUMN retention_due_at INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE shops ADD COLUMN app_subscription_id TEXT NOT NULL DEFAULT '';
+ALTER TABLE shops ADD COLUMN app_subscription_name TEXT NOT NULL DEFAULT '';
+ALTER TABLE shops ADD COLUMN app_subscription_status TEXT NOT NULL DEFAULT '';
+CREATE INDEX shops_retention_due ON shops (retention_due_at) WHERE retention_due_at > 0;
 `}}
 
 // handledTypes are the events the tenancy read model folds.
-var handledTypes = []string{"AccountCreated", "ShopCreated", "ShopPlanChanged", "ShopScopesUpdated", "TokenIssued", "MasterTokenIssued",
+var handledTypes = []string{"AccountCreated", "ShopCreated", "ShopPlanChanged", "ShopScopesUpdated", "AppUninstalled", "AppSubscriptionUpdated", "TokenIssued", "MasterTokenIssued",
 	"TokenRotated", "TokenRevoked", "PublicKeyIssued", "ImageKeyIssued"}
 
 // Projector returns the tenancy projector. changed, when not nil, is
@@ -114,6 +121,12 @@ func apply(ctx context.Context, tx *sql.Tx, ev domain.Event) error {
 	case *domain.ShopScopesUpdated:
 		granted, _ := json.Marshal(ev.Granted)
 		_, err = tx.ExecContext(ctx, `UPDATE shops SET granted_scopes = ? WHERE shop_id = ?`, string(granted), ev.ShopID)
+	case *domain.AppUninstalled:
+		_, err = tx.ExecContext(ctx, `UPDATE shops SET uninstalled_at = ?, retention_due_at = ? WHERE shop_id = ?`,
+			ev.UninstalledAt.UnixMicro(), ev.RetentionDueAt.UnixMicro(), ev.ShopID)
+	case *domain.AppSubscriptionUpdated:
+		_, err = tx.ExecContext(ctx, `UPDATE shops SET app_subscription_id = ?, app_subscription_name = ?, app_subscription_status = ?
+			WHERE shop_id = ?`, ev.SubscriptionID, ev.Name, ev.Status, ev.ShopID)
 	case *domain.TokenIssued:
 		scopes, _ := json.Marshal(ev.Scopes)
 		_, err = tx.ExecContext(ctx, `INSERT INTO tokens (token_id, shop_id, hash, name, scopes, environment, created_at)
@@ -338,4 +351,57 @@ func (q *Queries) ShopPlatformScopes(ctx context.Context, shopID string) (Platfo
 		return PlatformScopes{}, fmt.Errorf("shop %s scopes: %w", shopID, err)
 	}
 	return PlatformScopes{Granted: granted, Implied: domain.ImpliedPlatformScopes(granted), Missing: domain.MissingPlatformScopes(granted)}, nil
+}
+
+// Install is a shop's install state and app subscription.
+type Install struct {
+	Installed          bool
+	UninstalledAt      time.Time // zero while installed
+	RetentionDueAt     time.Time // when the shop's data is erased; zero while installed
+	SubscriptionID     string
+	SubscriptionName   string
+	SubscriptionStatus string
+	Plan               domain.Plan
+}
+
+// ShopInstall returns a shop's install state.
+func (q *Queries) ShopInstall(ctx context.Context, shopID string) (Install, error) {
+	var in Install
+	var uninstalled, due int64
+	var plan string
+	err := q.db.QueryRowContext(ctx, `SELECT uninstalled_at, retention_due_at, app_subscription_id, app_subscription_name,
+		app_subscription_status, plan FROM shops WHERE shop_id = ?`, shopID).
+		Scan(&uninstalled, &due, &in.SubscriptionID, &in.SubscriptionName, &in.SubscriptionStatus, &plan)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Install{}, domain.NotFound("shop")
+	}
+	if err != nil {
+		return Install{}, fmt.Errorf("shop install: %w", err)
+	}
+	in.Installed, in.Plan = uninstalled == 0, domain.Plan(plan)
+	if uninstalled != 0 {
+		in.UninstalledAt = time.UnixMicro(uninstalled).UTC()
+		in.RetentionDueAt = time.UnixMicro(due).UTC()
+	}
+	return in, nil
+}
+
+// RetentionDue lists the shops whose post-uninstall retention ended at or
+// before now (the erasure job's work list).
+func (q *Queries) RetentionDue(ctx context.Context, now time.Time) ([]string, error) {
+	rows, err := q.db.QueryContext(ctx, `SELECT shop_id FROM shops WHERE retention_due_at > 0 AND retention_due_at <= ?
+		ORDER BY retention_due_at, shop_id`, now.UnixMicro())
+	if err != nil {
+		return nil, fmt.Errorf("retention due: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
 }

@@ -1,0 +1,168 @@
+package ingest
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"github.com/cgp-platform/cgp/commands"
+	"github.com/cgp-platform/cgp/domain"
+	"github.com/cgp-platform/cgp/envelope"
+	"github.com/cgp-platform/cgp/eventlog"
+	logsqlite "github.com/cgp-platform/cgp/eventlog/sqlite"
+	"github.com/cgp-platform/cgp/vault"
+	vaultsqlite "github.com/cgp-platform/cgp/vault/sqlite"
+)
+
+// oneShop finds the single shop of these tests by its domain.
+type oneShop struct{ shop Shop }
+
+func (o oneShop) ShopByDomain(_ context.Context, d string) (*Shop, error) {
+	if d != "receiver.example" {
+		return nil, domain.NotFound("shop")
+	}
+	return &o.shop, nil
+}
+
+// receiver is the commerce receiver over a real event log, vault and
+// command handler.
+type receiver struct {
+	srv   *httptest.Server
+	log   *logsqlite.Log
+	codec *envelope.Codec
+}
+
+func newReceiver(t *testing.T) *receiver {
+	t.Helper()
+	dir := t.TempDir()
+	l, err := logsqlite.Open(logsqlite.Config{Path: filepath.Join(dir, "events.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	v, err := vaultsqlite.Open(vaultsqlite.Config{Path: filepath.Join(dir, "vault.db"), MasterKey: bytes.Repeat([]byte{7}, 32)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { v.Close() })
+	codec := envelope.New(domain.Events(), vault.NewCache(v, 100))
+	cmds := commands.New(l, codec, time.Now)
+	r := mux.NewRouter()
+	NewCommerce(oneShop{Shop{ID: "shop_receiver", WebhookSecret: "receiver-secret-0123"}}, cmds, 0).Routes(r)
+	srv := httptest.NewServer(r)
+	t.Cleanup(srv.Close)
+	return &receiver{srv: srv, log: l, codec: codec}
+}
+
+func (rc *receiver) post(t *testing.T, topic, id string, body []byte) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, rc.srv.URL+"/webhooks/events", bytes.NewReader(body))
+	req.Header.Set(HeaderHMAC, SignCommerce([]byte("receiver-secret-0123"), body))
+	req.Header.Set(HeaderWebhookID, id)
+	req.Header.Set(HeaderTopic, topic)
+	req.Header.Set(HeaderShopDomain, "receiver.example")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp
+}
+
+// eventOf returns the type of the event a delivery became and, for a
+// recorded delivery, its reason.
+func (rc *receiver) eventOf(t *testing.T, deliveryID string) (typ, reason string) {
+	t.Helper()
+	evs, err := rc.log.ReadAll(context.Background(), 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := eventlog.DeterministicID("commerce", "shop_receiver", deliveryID)
+	for i := range evs {
+		if evs[i].ID != id {
+			continue
+		}
+		d, err := rc.codec.Decode(context.Background(), &evs[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec, ok := d.Event.(*domain.WebhookDeliveryRecorded); ok {
+			reason = rec.Reason
+		}
+		return evs[i].Type, reason
+	}
+	return "", ""
+}
+
+// TestPanickingMapperParksTheDelivery: a mapper that panics does not take
+// the receiver down or lose the delivery; it is recorded as parked and the
+// next deliveries flow.
+func TestPanickingMapperParksTheDelivery(t *testing.T) {
+	topicMappers["test/panics"] = func(context.Context, Recorder, Delivery) (commands.Result, error) {
+		var m map[string]int
+		m["boom"]++ // a nil map write: a real runtime panic
+		return commands.Result{}, nil
+	}
+	t.Cleanup(func() { delete(topicMappers, "test/panics") })
+	rc := newReceiver(t)
+	if resp := rc.post(t, "test/panics", "p1", []byte(`{"id": 1}`)); resp.StatusCode != http.StatusOK {
+		t.Fatalf("panicking mapper: %d", resp.StatusCode)
+	}
+	if typ, reason := rc.eventOf(t, "p1"); typ != "WebhookDeliveryRecorded" || reason != ReasonParked {
+		t.Fatalf("parked delivery recorded as %q (%q)", typ, reason)
+	}
+	order, err := os.ReadFile("shopify/testdata/orders_create.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp := rc.post(t, "orders/create", "p2", order); resp.StatusCode != http.StatusOK {
+		t.Fatalf("next delivery: %d", resp.StatusCode)
+	}
+	if typ, _ := rc.eventOf(t, "p2"); typ != "OrderRecorded" {
+		t.Fatalf("next delivery recorded as %q", typ)
+	}
+}
+
+// TestLogUnavailableAnswers503: when the log cannot take the write, the
+// platform gets 503 with Retry-After (and retries), never a 2xx or a 500.
+func TestLogUnavailableAnswers503(t *testing.T) {
+	rc := newReceiver(t)
+	if err := rc.log.Close(); err != nil {
+		t.Fatal(err)
+	}
+	resp := rc.post(t, "customers/create", "u1", []byte(`{"id": 42, "email": "a@example.com"}`))
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("log closed: %d, Retry-After %q", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	resp = rc.post(t, "no/such-topic", "u2", []byte(`{}`))
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("unknown topic with the log closed: %d", resp.StatusCode)
+	}
+}
+
+// TestUnmappedDeliveriesAreRecorded: a payload that cannot be mapped, a
+// topic the service does not know and a draft theme's update are all
+// acknowledged and kept, each with its reason.
+func TestUnmappedDeliveriesAreRecorded(t *testing.T) {
+	rc := newReceiver(t)
+	for _, c := range []struct{ topic, id, body, reason string }{
+		{"orders/create", "m1", `{"id": 1, "line_items": [`, ReasonUnprocessable},
+		{"orders/create", "m2", `{"id": 1, "total_price": "lots"}`, ReasonUnprocessable},
+		{"orders/teleported", "m3", `{"id": 1}`, ReasonUnhandledTopic},
+		{"themes/update", "m4", `{"id": 7, "name": "Dev copy", "role": "development"}`, ReasonIgnored},
+	} {
+		if resp := rc.post(t, c.topic, c.id, []byte(c.body)); resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s %s: %d", c.topic, c.body, resp.StatusCode)
+		}
+		if typ, reason := rc.eventOf(t, c.id); typ != "WebhookDeliveryRecorded" || reason != c.reason {
+			t.Errorf("%s %s: recorded as %q (%q), want reason %q", c.topic, c.body, typ, reason, c.reason)
+		}
+	}
+}

@@ -1,0 +1,433 @@
+// Package commerce is the read model of the commerce platform's state per
+// shop: orders and refunds, products and inventory levels, carts and
+// checkouts (attribution touchpoints), subscription contracts with their
+// billing attempts and dunning state, the live theme, and privacy requests.
+package commerce
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/cgp-platform/cgp/domain"
+	"github.com/cgp-platform/cgp/envelope"
+	"github.com/cgp-platform/cgp/eventlog"
+	"github.com/cgp-platform/cgp/projections"
+	"github.com/cgp-platform/cgp/readmodel"
+)
+
+// Name is the projector's stable name.
+const Name = "commerce"
+
+var migrations = []readmodel.Migration{{Version: 1, SQL: `
+CREATE TABLE orders (
+	order_id           TEXT PRIMARY KEY,
+	shop_id            TEXT NOT NULL,
+	external_id        TEXT NOT NULL,
+	customer_id        TEXT NOT NULL DEFAULT '',
+	name               TEXT NOT NULL DEFAULT '',
+	email              TEXT,
+	financial_status   TEXT NOT NULL DEFAULT '',
+	fulfillment_status TEXT NOT NULL DEFAULT '',
+	currency           TEXT NOT NULL DEFAULT '',
+	total_price        INTEGER NOT NULL DEFAULT 0,
+	subtotal_price     INTEGER NOT NULL DEFAULT 0,
+	total_tax          INTEGER NOT NULL DEFAULT 0,
+	total_discounts    INTEGER NOT NULL DEFAULT 0,
+	refunded           INTEGER NOT NULL DEFAULT 0,
+	lines              TEXT NOT NULL DEFAULT '[]',
+	source_name        TEXT NOT NULL DEFAULT '',
+	discount_codes     TEXT NOT NULL DEFAULT '[]',
+	tags               TEXT NOT NULL DEFAULT '[]',
+	landing_site       TEXT NOT NULL DEFAULT '',
+	referring_site     TEXT NOT NULL DEFAULT '',
+	utm                TEXT NOT NULL DEFAULT '{}',
+	click_ids          TEXT NOT NULL DEFAULT '{}',
+	created_at         INTEGER NOT NULL DEFAULT 0,
+	updated_at         INTEGER NOT NULL DEFAULT 0,
+	processed_at       INTEGER NOT NULL DEFAULT 0,
+	cancelled_at       INTEGER NOT NULL DEFAULT 0,
+	last_topic         TEXT NOT NULL DEFAULT '',
+	snapshots          INTEGER NOT NULL DEFAULT 0,
+	redacted           INTEGER NOT NULL DEFAULT 0,
+	version            INTEGER NOT NULL
+);
+CREATE INDEX orders_shop_created ON orders (shop_id, created_at, order_id);
+CREATE INDEX orders_customer ON orders (shop_id, customer_id, created_at);
+CREATE TABLE refunds (
+	refund_id  TEXT PRIMARY KEY,
+	shop_id    TEXT NOT NULL,
+	order_id   TEXT NOT NULL,
+	amount     INTEGER NOT NULL,
+	currency   TEXT NOT NULL DEFAULT '',
+	lines      TEXT NOT NULL DEFAULT '[]',
+	created_at INTEGER NOT NULL DEFAULT 0,
+	version    INTEGER NOT NULL
+);
+CREATE INDEX refunds_order ON refunds (order_id);
+CREATE TABLE products (
+	product_id   TEXT PRIMARY KEY,
+	shop_id      TEXT NOT NULL,
+	external_id  TEXT NOT NULL,
+	title        TEXT NOT NULL DEFAULT '',
+	handle       TEXT NOT NULL DEFAULT '',
+	status       TEXT NOT NULL DEFAULT '',
+	vendor       TEXT NOT NULL DEFAULT '',
+	product_type TEXT NOT NULL DEFAULT '',
+	tags         TEXT NOT NULL DEFAULT '[]',
+	variants     TEXT NOT NULL DEFAULT '[]',
+	created_at   INTEGER NOT NULL DEFAULT 0,
+	updated_at   INTEGER NOT NULL DEFAULT 0,
+	deleted_at   INTEGER NOT NULL DEFAULT 0,
+	version      INTEGER NOT NULL
+);
+CREATE INDEX products_shop_created ON products (shop_id, created_at, product_id);
+CREATE TABLE product_variants (
+	shop_id            TEXT NOT NULL,
+	variant_id         TEXT NOT NULL,
+	product_id         TEXT NOT NULL,
+	sku                TEXT NOT NULL DEFAULT '',
+	price              INTEGER NOT NULL DEFAULT 0,
+	inventory_item_id  TEXT NOT NULL DEFAULT '',
+	inventory_quantity INTEGER NOT NULL DEFAULT 0,
+	PRIMARY KEY (shop_id, variant_id)
+);
+CREATE INDEX product_variants_product ON product_variants (product_id);
+CREATE INDEX product_variants_item ON product_variants (shop_id, inventory_item_id);
+CREATE INDEX product_variants_sku ON product_variants (shop_id, sku);
+CREATE TABLE inventory_levels (
+	level_id          TEXT PRIMARY KEY,
+	shop_id           TEXT NOT NULL,
+	inventory_item_id TEXT NOT NULL,
+	location_id       TEXT NOT NULL,
+	available         INTEGER,
+	updated_at        INTEGER NOT NULL DEFAULT 0,
+	version           INTEGER NOT NULL
+);
+CREATE INDEX inventory_levels_item ON inventory_levels (shop_id, inventory_item_id, location_id);
+CREATE TABLE carts (
+	cart_id    TEXT PRIMARY KEY,
+	shop_id    TEXT NOT NULL,
+	lines      TEXT NOT NULL DEFAULT '[]',
+	line_count INTEGER NOT NULL DEFAULT 0,
+	total      INTEGER NOT NULL DEFAULT 0,
+	created_at INTEGER NOT NULL DEFAULT 0,
+	updated_at INTEGER NOT NULL DEFAULT 0,
+	version    INTEGER NOT NULL
+);
+CREATE INDEX carts_shop_updated ON carts (shop_id, updated_at);
+CREATE TABLE checkouts (
+	checkout_id    TEXT PRIMARY KEY,
+	shop_id        TEXT NOT NULL,
+	customer_id    TEXT NOT NULL DEFAULT '',
+	cart_id        TEXT NOT NULL DEFAULT '',
+	email          TEXT,
+	total_price    INTEGER NOT NULL DEFAULT 0,
+	currency       TEXT NOT NULL DEFAULT '',
+	landing_site   TEXT NOT NULL DEFAULT '',
+	referring_site TEXT NOT NULL DEFAULT '',
+	utm            TEXT NOT NULL DEFAULT '{}',
+	click_ids      TEXT NOT NULL DEFAULT '{}',
+	created_at     INTEGER NOT NULL DEFAULT 0,
+	updated_at     INTEGER NOT NULL DEFAULT 0,
+	completed_at   INTEGER NOT NULL DEFAULT 0,
+	redacted       INTEGER NOT NULL DEFAULT 0,
+	version        INTEGER NOT NULL
+);
+CREATE INDEX checkouts_shop_created ON checkouts (shop_id, created_at);
+CREATE INDEX checkouts_customer ON checkouts (shop_id, customer_id, created_at);
+CREATE TABLE subscription_contracts (
+	subscription_id TEXT PRIMARY KEY,
+	shop_id         TEXT NOT NULL,
+	external_id     TEXT NOT NULL,
+	customer_id     TEXT NOT NULL DEFAULT '',
+	status          TEXT NOT NULL DEFAULT '',
+	interval        TEXT NOT NULL DEFAULT '',
+	interval_count  INTEGER NOT NULL DEFAULT 0,
+	currency        TEXT NOT NULL DEFAULT '',
+	origin_order_id TEXT NOT NULL DEFAULT '',
+	dunning_state   TEXT NOT NULL DEFAULT 'current',
+	failed_attempts INTEGER NOT NULL DEFAULT 0,
+	last_attempt_at INTEGER NOT NULL DEFAULT 0,
+	last_billed_at  INTEGER NOT NULL DEFAULT 0,
+	churned_at      INTEGER NOT NULL DEFAULT 0,
+	created_at      INTEGER NOT NULL DEFAULT 0,
+	updated_at      INTEGER NOT NULL DEFAULT 0,
+	version         INTEGER NOT NULL
+);
+CREATE INDEX subscription_contracts_shop ON subscription_contracts (shop_id, status);
+CREATE TABLE billing_attempts (
+	subscription_id TEXT NOT NULL,
+	attempt_id      TEXT NOT NULL,
+	shop_id         TEXT NOT NULL,
+	success         INTEGER NOT NULL,
+	order_id        TEXT NOT NULL DEFAULT '',
+	error_code      TEXT NOT NULL DEFAULT '',
+	error_message   TEXT NOT NULL DEFAULT '',
+	attempted_at    INTEGER NOT NULL,
+	PRIMARY KEY (subscription_id, attempt_id)
+);
+CREATE TABLE themes (
+	theme_id     TEXT PRIMARY KEY,
+	shop_id      TEXT NOT NULL,
+	external_id  TEXT NOT NULL,
+	name         TEXT NOT NULL DEFAULT '',
+	role         TEXT NOT NULL DEFAULT '',
+	last_topic   TEXT NOT NULL DEFAULT '',
+	published_at INTEGER NOT NULL DEFAULT 0,
+	updated_at   INTEGER NOT NULL DEFAULT 0,
+	changes      INTEGER NOT NULL DEFAULT 0,
+	version      INTEGER NOT NULL
+);
+CREATE INDEX themes_shop ON themes (shop_id, updated_at);
+CREATE TABLE privacy_requests (
+	event_id    TEXT PRIMARY KEY,
+	shop_id     TEXT NOT NULL,
+	kind        TEXT NOT NULL,
+	customer_id TEXT NOT NULL DEFAULT '',
+	request_id  TEXT NOT NULL DEFAULT '',
+	orders      TEXT NOT NULL DEFAULT '[]',
+	status      TEXT NOT NULL DEFAULT 'received',
+	received_at INTEGER NOT NULL,
+	version     INTEGER NOT NULL
+);
+CREATE INDEX privacy_requests_shop ON privacy_requests (shop_id, received_at);
+`}}
+
+var handledTypes = []string{"OrderRecorded", "RefundRecorded", "ProductRecorded", "ProductDeleted", "InventoryLevelUpdated",
+	"CartRecorded", "CheckoutRecorded", "SubscriptionContractRecorded", "BillingAttemptRecorded", "ThemeRecorded",
+	"CustomerDataRequested", "CustomerRedactRequested", "ShopRedactRequested"}
+
+// Projector returns the commerce projector.
+func Projector(codec *envelope.Codec) projections.Projector {
+	return projections.Projector{
+		Name:       Name,
+		Migrations: migrations,
+		Handle:     projections.Decoding(codec, handledTypes, apply),
+	}
+}
+
+func apply(ctx context.Context, tx *sql.Tx, e *eventlog.Event, d envelope.Decoded) error {
+	pos := int64(e.Position)
+	redacted := len(d.Redacted) > 0
+	var err error
+	switch ev := d.Event.(type) {
+	case *domain.OrderRecorded:
+		err = applyOrder(ctx, tx, ev, redacted, pos)
+	case *domain.RefundRecorded:
+		err = applyRefund(ctx, tx, ev, pos)
+	case *domain.ProductRecorded:
+		err = applyProduct(ctx, tx, ev, pos)
+	case *domain.ProductDeleted:
+		_, err = tx.ExecContext(ctx, `UPDATE products SET deleted_at = ?, version = ? WHERE product_id = ? AND version < ?`,
+			micros(ev.DeletedAt), pos, ev.ProductID, pos)
+		if err == nil {
+			_, err = tx.ExecContext(ctx, `DELETE FROM product_variants WHERE product_id = ?`, ev.ProductID)
+		}
+	case *domain.InventoryLevelUpdated:
+		if ev.Stale {
+			return nil
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO inventory_levels (level_id, shop_id, inventory_item_id, location_id, available, updated_at, version)
+			VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (level_id) DO UPDATE SET available = excluded.available,
+			updated_at = excluded.updated_at, version = excluded.version WHERE inventory_levels.version < excluded.version`,
+			ev.LevelID, ev.ShopID, ev.InventoryItemID, ev.LocationID, ev.Available, micros(ev.UpdatedAt), pos)
+	case *domain.CartRecorded:
+		if ev.Stale {
+			return nil
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO carts (cart_id, shop_id, lines, line_count, total, created_at, updated_at, version)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (cart_id) DO UPDATE SET lines = excluded.lines, line_count = excluded.line_count,
+			total = excluded.total, updated_at = excluded.updated_at, version = excluded.version WHERE carts.version < excluded.version`,
+			ev.CartID, ev.ShopID, jsonText(ev.Lines, "[]"), len(ev.Lines), int64(ev.Total), micros(ev.CreatedAt), micros(ev.UpdatedAt), pos)
+	case *domain.CheckoutRecorded:
+		err = applyCheckout(ctx, tx, ev, redacted, pos)
+	case *domain.SubscriptionContractRecorded:
+		_, err = tx.ExecContext(ctx, `INSERT INTO subscription_contracts (subscription_id, shop_id, external_id, customer_id, status,
+			interval, interval_count, currency, origin_order_id, churned_at, created_at, updated_at, version)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (subscription_id) DO UPDATE SET customer_id = excluded.customer_id,
+			status = excluded.status, interval = excluded.interval, interval_count = excluded.interval_count, currency = excluded.currency,
+			origin_order_id = excluded.origin_order_id,
+			churned_at = CASE WHEN excluded.churned_at > 0 THEN excluded.churned_at WHEN excluded.status IN ('cancelled', 'expired', 'failed')
+				THEN subscription_contracts.churned_at ELSE 0 END,
+			updated_at = excluded.updated_at, version = excluded.version WHERE subscription_contracts.version < excluded.version`,
+			ev.SubscriptionID, ev.ShopID, ev.ExternalID, ev.CustomerID, ev.Status, ev.Interval, ev.IntervalCount, ev.Currency,
+			ev.OriginOrderID, micros(ev.ChurnedAt), micros(ev.RecordedAt), micros(ev.RecordedAt), pos)
+	case *domain.BillingAttemptRecorded:
+		err = applyBillingAttempt(ctx, tx, ev, pos)
+	case *domain.ThemeRecorded:
+		published := int64(0)
+		if ev.Topic == "themes/publish" {
+			published = micros(ev.UpdatedAt)
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO themes (theme_id, shop_id, external_id, name, role, last_topic, published_at, updated_at, changes, version)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?) ON CONFLICT (theme_id) DO UPDATE SET name = excluded.name, role = excluded.role,
+			last_topic = excluded.last_topic, published_at = MAX(themes.published_at, excluded.published_at),
+			updated_at = MAX(themes.updated_at, excluded.updated_at), changes = themes.changes + 1, version = excluded.version
+			WHERE themes.version < excluded.version`,
+			ev.ThemeID, ev.ShopID, ev.ExternalID, ev.Name, ev.Role, ev.Topic, published, micros(ev.UpdatedAt), pos)
+	case *domain.CustomerDataRequested:
+		err = insertPrivacyRequest(ctx, tx, e, ev.ShopID, "customers/data_request", ev.CustomerID, ev.RequestID, ev.OrdersRequested)
+	case *domain.CustomerRedactRequested:
+		err = insertPrivacyRequest(ctx, tx, e, ev.ShopID, "customers/redact", ev.CustomerID, "", ev.OrdersToRedact)
+	case *domain.ShopRedactRequested:
+		err = insertPrivacyRequest(ctx, tx, e, ev.ShopID, "shop/redact", "", "", nil)
+	}
+	if err != nil {
+		return fmt.Errorf("commerce %s: %w", e.Type, err)
+	}
+	return nil
+}
+
+func applyOrder(ctx context.Context, tx *sql.Tx, ev *domain.OrderRecorded, redacted bool, pos int64) error {
+	if ev.Stale {
+		return nil
+	}
+	var email any
+	if ev.Email != "" {
+		email = ev.Email
+	}
+	_, err := tx.ExecContext(ctx, `
+INSERT INTO orders (order_id, shop_id, external_id, customer_id, name, email, financial_status, fulfillment_status, currency,
+	total_price, subtotal_price, total_tax, total_discounts, refunded, lines, source_name, discount_codes, tags,
+	landing_site, referring_site, utm, click_ids, created_at, updated_at, processed_at, cancelled_at, last_topic, snapshots,
+	redacted, version)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT COALESCE(SUM(amount), 0) FROM refunds WHERE order_id = ?),
+	?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)
+ON CONFLICT (order_id) DO UPDATE SET customer_id = excluded.customer_id, name = excluded.name, email = excluded.email,
+	financial_status = excluded.financial_status, fulfillment_status = excluded.fulfillment_status, currency = excluded.currency,
+	total_price = excluded.total_price, subtotal_price = excluded.subtotal_price, total_tax = excluded.total_tax,
+	total_discounts = excluded.total_discounts, lines = excluded.lines, source_name = excluded.source_name,
+	discount_codes = excluded.discount_codes, tags = excluded.tags, landing_site = excluded.landing_site,
+	referring_site = excluded.referring_site, utm = excluded.utm, click_ids = excluded.click_ids,
+	created_at = excluded.created_at, updated_at = excluded.updated_at, processed_at = excluded.processed_at,
+	cancelled_at = excluded.cancelled_at, last_topic = excluded.last_topic, snapshots = orders.snapshots + 1,
+	redacted = MAX(orders.redacted, excluded.redacted), version = excluded.version
+WHERE orders.version < excluded.version`,
+		ev.OrderID, ev.ShopID, ev.ExternalID, ev.CustomerID, ev.Name, email, ev.FinancialStatus, ev.FulfillmentStatus, ev.Currency,
+		int64(ev.TotalPrice), int64(ev.SubtotalPrice), int64(ev.TotalTax), int64(ev.TotalDiscounts), ev.OrderID,
+		jsonText(ev.Lines, "[]"), ev.SourceName, jsonText(ev.DiscountCodes, "[]"), jsonText(ev.Tags, "[]"),
+		ev.LandingSite, ev.ReferringSite, jsonText(ev.UTM, "{}"), jsonText(ev.ClickIDs, "{}"),
+		micros(ev.CreatedAt), micros(ev.UpdatedAt), micros(ev.ProcessedAt), micros(ev.CancelledAt), ev.Topic, redacted, pos)
+	return err
+}
+
+func applyRefund(ctx context.Context, tx *sql.Tx, ev *domain.RefundRecorded, pos int64) error {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO refunds (refund_id, shop_id, order_id, amount, currency, lines, created_at, version)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (refund_id) DO NOTHING`,
+		ev.RefundID, ev.ShopID, ev.OrderID, int64(ev.Amount), ev.Currency, jsonText(ev.Lines, "[]"), micros(ev.CreatedAt), pos); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE orders SET refunded = (SELECT COALESCE(SUM(amount), 0) FROM refunds WHERE order_id = ?1)
+		WHERE order_id = ?1`, ev.OrderID)
+	return err
+}
+
+func applyProduct(ctx context.Context, tx *sql.Tx, ev *domain.ProductRecorded, pos int64) error {
+	if ev.Stale {
+		return nil
+	}
+	res, err := tx.ExecContext(ctx, `
+INSERT INTO products (product_id, shop_id, external_id, title, handle, status, vendor, product_type, tags, variants,
+	created_at, updated_at, version)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (product_id) DO UPDATE SET title = excluded.title, handle = excluded.handle, status = excluded.status,
+	vendor = excluded.vendor, product_type = excluded.product_type, tags = excluded.tags, variants = excluded.variants,
+	created_at = excluded.created_at, updated_at = excluded.updated_at, version = excluded.version
+WHERE products.version < excluded.version AND products.deleted_at = 0`,
+		ev.ProductID, ev.ShopID, ev.ExternalID, ev.Title, ev.Handle, ev.Status, ev.Vendor, ev.ProductType,
+		jsonText(ev.Tags, "[]"), jsonText(ev.Variants, "[]"), micros(ev.CreatedAt), micros(ev.UpdatedAt), pos)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return nil // an older event replayed, or the product is deleted
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM product_variants WHERE product_id = ?`, ev.ProductID); err != nil {
+		return err
+	}
+	for _, v := range ev.Variants {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO product_variants (shop_id, variant_id, product_id, sku, price, inventory_item_id,
+			inventory_quantity) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (shop_id, variant_id) DO UPDATE SET product_id = excluded.product_id,
+			sku = excluded.sku, price = excluded.price, inventory_item_id = excluded.inventory_item_id,
+			inventory_quantity = excluded.inventory_quantity`,
+			ev.ShopID, v.VariantID, ev.ProductID, v.SKU, int64(v.Price), v.InventoryItemID, v.InventoryQuantity); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func applyCheckout(ctx context.Context, tx *sql.Tx, ev *domain.CheckoutRecorded, redacted bool, pos int64) error {
+	if ev.Stale {
+		return nil
+	}
+	var email any
+	if ev.Email != "" {
+		email = ev.Email
+	}
+	_, err := tx.ExecContext(ctx, `
+INSERT INTO checkouts (checkout_id, shop_id, customer_id, cart_id, email, total_price, currency, landing_site, referring_site,
+	utm, click_ids, created_at, updated_at, completed_at, redacted, version)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (checkout_id) DO UPDATE SET customer_id = excluded.customer_id, cart_id = excluded.cart_id, email = excluded.email,
+	total_price = excluded.total_price, currency = excluded.currency, landing_site = excluded.landing_site,
+	referring_site = excluded.referring_site, utm = excluded.utm, click_ids = excluded.click_ids,
+	updated_at = excluded.updated_at, completed_at = excluded.completed_at,
+	redacted = MAX(checkouts.redacted, excluded.redacted), version = excluded.version
+WHERE checkouts.version < excluded.version`,
+		ev.CheckoutID, ev.ShopID, ev.CustomerID, ev.CartID, email, int64(ev.TotalPrice), ev.Currency, ev.LandingSite,
+		ev.ReferringSite, jsonText(ev.UTM, "{}"), jsonText(ev.ClickIDs, "{}"), micros(ev.CreatedAt), micros(ev.UpdatedAt),
+		micros(ev.CompletedAt), redacted, pos)
+	return err
+}
+
+func applyBillingAttempt(ctx context.Context, tx *sql.Tx, ev *domain.BillingAttemptRecorded, pos int64) error {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO billing_attempts (subscription_id, attempt_id, shop_id, success, order_id,
+		error_code, error_message, attempted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+		ev.SubscriptionID, ev.AttemptID, ev.ShopID, ev.Success, ev.OrderID, ev.ErrorCode, ev.ErrorMessage, micros(ev.AttemptedAt)); err != nil {
+		return err
+	}
+	billed := int64(0)
+	if ev.Success {
+		billed = micros(ev.AttemptedAt)
+	}
+	// A contract the platform has not described yet gets a row of its own
+	// from its first attempt; its snapshot fills the rest.
+	_, err := tx.ExecContext(ctx, `
+INSERT INTO subscription_contracts (subscription_id, shop_id, external_id, dunning_state, failed_attempts, last_attempt_at,
+	last_billed_at, version)
+VALUES (?, ?, '', ?, ?, ?, ?, ?)
+ON CONFLICT (subscription_id) DO UPDATE SET dunning_state = excluded.dunning_state, failed_attempts = excluded.failed_attempts,
+	last_attempt_at = MAX(subscription_contracts.last_attempt_at, excluded.last_attempt_at),
+	last_billed_at = MAX(subscription_contracts.last_billed_at, excluded.last_billed_at), version = excluded.version
+WHERE subscription_contracts.version < excluded.version`,
+		ev.SubscriptionID, ev.ShopID, ev.DunningState, ev.FailedAttempts, micros(ev.AttemptedAt), billed, pos)
+	return err
+}
+
+func insertPrivacyRequest(ctx context.Context, tx *sql.Tx, e *eventlog.Event, shop, kind, customer, requestID string, orders []string) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO privacy_requests (event_id, shop_id, kind, customer_id, request_id, orders, received_at, version)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (event_id) DO NOTHING`,
+		e.ID.String(), shop, kind, customer, requestID, jsonText(orders, "[]"), micros(e.RecordedAt), int64(e.Position))
+	return err
+}
+
+// micros stores a time as Unix microseconds, 0 for the zero time.
+func micros(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMicro()
+}
+
+// jsonText serialises v for a TEXT column; empty when v is nil or empty.
+func jsonText(v any, empty string) string {
+	b, err := json.Marshal(v)
+	if err != nil || string(b) == "null" {
+		return empty
+	}
+	return string(b)
+}
