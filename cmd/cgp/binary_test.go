@@ -194,6 +194,7 @@ func TestSIGKILLDuringBurstLosesNothingAcknowledged(t *testing.T) {
 	waitForToken(t, s, tn)
 
 	const workers, killAfter = 32, 400
+	order := fixture(t, "orders/create")
 	var acked sync.Map
 	var nAcked atomic.Int64
 	ctx, stop := context.WithCancel(context.Background())
@@ -206,9 +207,9 @@ func TestSIGKILLDuringBurstLosesNothingAcknowledged(t *testing.T) {
 			defer wg.Done()
 			for i := 0; ctx.Err() == nil && i < 1000; i++ {
 				delivery := fmt.Sprintf("burst-%d-%d", w, i)
-				body := customerPayload(int64(w*10000+i+1), fmt.Sprintf("b%d-%d@example.com", w, i), 1, "1.00", "2026-10-01T10:00:00Z")
+				topic, body := burstDelivery(order, w, i)
 				req, _ := http.NewRequestWithContext(ctx, http.MethodPost, p.base+"/webhooks/events", bytes.NewReader(body))
-				for k, v := range webhookHeaders(tn, "customers/create", delivery, body) {
+				for k, v := range webhookHeaders(tn, topic, delivery, body) {
 					req.Header.Set(k, v)
 				}
 				resp, err := client.Do(req)
@@ -260,8 +261,8 @@ func TestSIGKILLDuringBurstLosesNothingAcknowledged(t *testing.T) {
 	acked.Range(func(k, _ any) bool { redelivered = k.(string); return false })
 	var w, i int
 	fmt.Sscanf(redelivered, "burst-%d-%d", &w, &i)
-	body := customerPayload(int64(w*10000+i+1), fmt.Sprintf("b%d-%d@example.com", w, i), 1, "1.00", "2026-10-01T10:00:00Z")
-	r := s2.webhook(t, tn, "customers/create", redelivered, body)
+	topic, body := burstDelivery(order, w, i)
+	r := s2.webhook(t, tn, topic, redelivered, body)
 	if r.status != 200 {
 		t.Fatalf("redelivery after restart: %d %s", r.status, r.body)
 	}
@@ -273,4 +274,15 @@ func TestSIGKILLDuringBurstLosesNothingAcknowledged(t *testing.T) {
 	if n := countEvent(readLog(t, dir), eventlog.DeterministicID("commerce", tn.shopID, redelivered).String()); n != 1 {
 		t.Fatalf("redelivered event recorded %d times", n)
 	}
+}
+
+// burstDelivery is delivery i of burst worker w: customers on even
+// workers, orders (each its own, for a customer seen on another worker) on
+// odd ones.
+func burstDelivery(order []byte, w, i int) (string, []byte) {
+	if w%2 == 0 {
+		return "customers/create", customerPayload(int64(w*10000+i+1), fmt.Sprintf("b%d-%d@example.com", w, i), 1, "1.00", "2026-10-01T10:00:00Z")
+	}
+	body := bytes.Replace(order, []byte(`"id": 5984321190041`), []byte(fmt.Sprintf(`"id": %d`, 7000000+w*10000+i)), 1)
+	return "orders/create", body
 }
