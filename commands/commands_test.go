@@ -4,34 +4,20 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/cgp-platform/cgp/commands"
 	"github.com/cgp-platform/cgp/domain"
-	"github.com/cgp-platform/cgp/envelope"
 	"github.com/cgp-platform/cgp/eventlog"
 	logsqlite "github.com/cgp-platform/cgp/eventlog/sqlite"
-	"github.com/cgp-platform/cgp/vault"
-	vaultsqlite "github.com/cgp-platform/cgp/vault/sqlite"
+	"github.com/cgp-platform/cgp/internal/testenv"
 )
 
 func newHandler(t *testing.T) (*commands.Handler, *logsqlite.Log) {
 	t.Helper()
-	dir := t.TempDir()
-	l, err := logsqlite.Open(logsqlite.Config{Path: filepath.Join(dir, "events.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	v, err := vaultsqlite.Open(vaultsqlite.Config{Path: filepath.Join(dir, "vault.db"), MasterKey: bytes.Repeat([]byte{2}, 32)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { v.Close() })
-	return commands.New(l, envelope.New(domain.Events(), vault.NewCache(v, 100)), time.Now), l
+	core := testenv.New(t, nil)
+	return core.Commands, core.Log
 }
 
 var meta = commands.Meta{Actor: "test", Source: "cli"}

@@ -30,6 +30,21 @@ func (d Delivered) ids(n int) []uuid.UUID {
 	return ids
 }
 
+// deliver runs a delivery-driven command on one resource stream: decide
+// returns the event the delivery means (nil: nothing new), appended under
+// the delivery's event id; the result names the resource id.
+func deliver[A aggregate](ctx context.Context, h *Handler, d Delivered, stream, id string, fresh func() A, decide func(A) (domain.Event, error), meta Meta) (Result, error) {
+	res, err := execute(ctx, h, d.ShopID, stream, fresh, func(a A) (decision, error) {
+		ev, err := decide(a)
+		if err != nil || ev == nil {
+			return decision{}, err
+		}
+		return decision{events: []domain.Event{ev}, ids: d.ids(1)}, nil
+	}, meta)
+	res.ID = id
+	return res, err
+}
+
 func customerID(shop, ext string) string {
 	if ext == "" {
 		return ""
@@ -52,16 +67,10 @@ func (h *Handler) RecordOrder(ctx context.Context, cmd RecordOrder, meta Meta) (
 	}
 	id := domain.OrderIDFromExternal(cmd.ShopID, cmd.Snapshot.ExternalID)
 	cus := customerID(cmd.ShopID, cmd.CustomerExternalID)
-	res, err := execute(ctx, h, cmd.ShopID, domain.OrderStream(id), func() *domain.Order { return &domain.Order{} },
-		func(o *domain.Order) (decision, error) {
-			ev, err := o.RecordSnapshot(cmd.ShopID, id, cus, cmd.Topic, cmd.Snapshot)
-			if err != nil {
-				return decision{}, err
-			}
-			return decision{events: []domain.Event{ev}, ids: cmd.ids(1)}, nil
+	return deliver(ctx, h, cmd.Delivered, domain.OrderStream(id), id, func() *domain.Order { return &domain.Order{} },
+		func(o *domain.Order) (domain.Event, error) {
+			return o.RecordSnapshot(cmd.ShopID, id, cus, cmd.Topic, cmd.Snapshot)
 		}, meta)
-	res.ID = id
-	return res, err
 }
 
 // RecordRefund records a refund of an order (refunds/create).
@@ -78,16 +87,13 @@ func (h *Handler) RecordRefund(ctx context.Context, cmd RecordRefund, meta Meta)
 	}
 	orderID := domain.OrderIDFromExternal(cmd.ShopID, cmd.OrderExternalID)
 	cmd.Refund.RefundID = domain.IDFromExternal(domain.PrefixRefund, "refund", cmd.ShopID, cmd.Refund.ExternalID)
-	res, err := execute(ctx, h, cmd.ShopID, domain.OrderStream(orderID), func() *domain.Order { return &domain.Order{} },
-		func(o *domain.Order) (decision, error) {
-			ev := o.RecordRefund(cmd.ShopID, orderID, cmd.Refund)
-			if ev == nil {
-				return decision{}, nil
+	return deliver(ctx, h, cmd.Delivered, domain.OrderStream(orderID), cmd.Refund.RefundID, func() *domain.Order { return &domain.Order{} },
+		func(o *domain.Order) (domain.Event, error) {
+			if ev := o.RecordRefund(cmd.ShopID, orderID, cmd.Refund); ev != nil {
+				return ev, nil
 			}
-			return decision{events: []domain.Event{ev}, ids: cmd.ids(1)}, nil
+			return nil, nil
 		}, meta)
-	res.ID = cmd.Refund.RefundID
-	return res, err
 }
 
 // RecordProduct records a product snapshot (products/create,
@@ -103,16 +109,10 @@ func (h *Handler) RecordProduct(ctx context.Context, cmd RecordProduct, meta Met
 		return Result{}, domain.Invalid("id", "product id is required")
 	}
 	id := domain.ProductIDFromExternal(cmd.ShopID, cmd.Snapshot.ExternalID)
-	res, err := execute(ctx, h, cmd.ShopID, domain.ProductStream(id), func() *domain.Product { return &domain.Product{} },
-		func(p *domain.Product) (decision, error) {
-			ev, err := p.RecordSnapshot(cmd.ShopID, id, cmd.Topic, cmd.Snapshot)
-			if err != nil {
-				return decision{}, err
-			}
-			return decision{events: []domain.Event{ev}, ids: cmd.ids(1)}, nil
+	return deliver(ctx, h, cmd.Delivered, domain.ProductStream(id), id, func() *domain.Product { return &domain.Product{} },
+		func(p *domain.Product) (domain.Event, error) {
+			return p.RecordSnapshot(cmd.ShopID, id, cmd.Topic, cmd.Snapshot)
 		}, meta)
-	res.ID = id
-	return res, err
 }
 
 // DeleteProduct records a product deletion (products/delete).
@@ -132,16 +132,13 @@ func (h *Handler) DeleteProduct(ctx context.Context, cmd DeleteProduct, meta Met
 	if at.IsZero() {
 		at = h.now()
 	}
-	res, err := execute(ctx, h, cmd.ShopID, domain.ProductStream(id), func() *domain.Product { return &domain.Product{} },
-		func(p *domain.Product) (decision, error) {
+	return deliver(ctx, h, cmd.Delivered, domain.ProductStream(id), id, func() *domain.Product { return &domain.Product{} },
+		func(p *domain.Product) (domain.Event, error) {
 			if p.Deleted {
-				return decision{}, nil
+				return nil, nil
 			}
-			ev := &domain.ProductDeleted{ProductID: id, ShopID: cmd.ShopID, ExternalID: cmd.ExternalID, DeletedAt: at.UTC()}
-			return decision{events: []domain.Event{ev}, ids: cmd.ids(1)}, nil
+			return &domain.ProductDeleted{ProductID: id, ShopID: cmd.ShopID, ExternalID: cmd.ExternalID, DeletedAt: at.UTC()}, nil
 		}, meta)
-	res.ID = id
-	return res, err
 }
 
 // RecordInventoryLevel records an item's available quantity at a location
@@ -160,15 +157,12 @@ func (h *Handler) RecordInventoryLevel(ctx context.Context, cmd RecordInventoryL
 		return Result{}, domain.Invalid("inventory_item_id", "inventory item id and location id are required")
 	}
 	id := domain.InventoryLevelID(cmd.ShopID, cmd.InventoryItemID, cmd.LocationID)
-	res, err := execute(ctx, h, cmd.ShopID, domain.InventoryStream(id), func() *domain.InventoryLevel { return &domain.InventoryLevel{} },
-		func(l *domain.InventoryLevel) (decision, error) {
-			ev := &domain.InventoryLevelUpdated{LevelID: id, ShopID: cmd.ShopID, InventoryItemID: cmd.InventoryItemID,
+	return deliver(ctx, h, cmd.Delivered, domain.InventoryStream(id), id, func() *domain.InventoryLevel { return &domain.InventoryLevel{} },
+		func(l *domain.InventoryLevel) (domain.Event, error) {
+			return &domain.InventoryLevelUpdated{LevelID: id, ShopID: cmd.ShopID, InventoryItemID: cmd.InventoryItemID,
 				LocationID: cmd.LocationID, Available: cmd.Available, UpdatedAt: cmd.UpdatedAt.UTC(),
-				Stale: !cmd.UpdatedAt.IsZero() && cmd.UpdatedAt.Before(l.UpdatedAt)}
-			return decision{events: []domain.Event{ev}, ids: cmd.ids(1)}, nil
+				Stale: !cmd.UpdatedAt.IsZero() && cmd.UpdatedAt.Before(l.UpdatedAt)}, nil
 		}, meta)
-	res.ID = id
-	return res, err
 }
 
 // RecordCart records a cart snapshot (carts/create, carts/update).
@@ -217,12 +211,8 @@ func (h *Handler) RecordCheckout(ctx context.Context, cmd RecordCheckout, meta M
 // recordSnapshot appends the snapshot event of a resource the platform
 // sends whole, marked stale when older than the one recorded.
 func (h *Handler) recordSnapshot(ctx context.Context, d Delivered, stream, id string, updatedAt time.Time, event func(stale bool) domain.Event, meta Meta) (Result, error) {
-	res, err := execute(ctx, h, d.ShopID, stream, func() *domain.Snapshot { return &domain.Snapshot{} },
-		func(s *domain.Snapshot) (decision, error) {
-			return decision{events: []domain.Event{event(s.IsStale(updatedAt))}, ids: d.ids(1)}, nil
-		}, meta)
-	res.ID = id
-	return res, err
+	return deliver(ctx, h, d, stream, id, func() *domain.Snapshot { return &domain.Snapshot{} },
+		func(s *domain.Snapshot) (domain.Event, error) { return event(s.IsStale(updatedAt)), nil }, meta)
 }
 
 // RecordSubscriptionContract records a subscription contract snapshot
@@ -252,12 +242,8 @@ func (h *Handler) RecordSubscriptionContract(ctx context.Context, cmd RecordSubs
 	if cmd.OriginOrderExternalID != "" {
 		in.OriginOrderID = domain.OrderIDFromExternal(cmd.ShopID, cmd.OriginOrderExternalID)
 	}
-	res, err := execute(ctx, h, cmd.ShopID, domain.SubscriptionStream(id), func() *domain.Subscription { return &domain.Subscription{} },
-		func(s *domain.Subscription) (decision, error) {
-			return decision{events: []domain.Event{s.RecordContract(in, h.now())}, ids: cmd.ids(1)}, nil
-		}, meta)
-	res.ID = id
-	return res, err
+	return deliver(ctx, h, cmd.Delivered, domain.SubscriptionStream(id), id, func() *domain.Subscription { return &domain.Subscription{} },
+		func(s *domain.Subscription) (domain.Event, error) { return s.RecordContract(in, h.now()), nil }, meta)
 }
 
 // RecordBillingAttempt records a billing attempt of a subscription contract
@@ -288,16 +274,13 @@ func (h *Handler) RecordBillingAttempt(ctx context.Context, cmd RecordBillingAtt
 	if cmd.OrderExternalID != "" {
 		in.OrderID = domain.OrderIDFromExternal(cmd.ShopID, cmd.OrderExternalID)
 	}
-	res, err := execute(ctx, h, cmd.ShopID, domain.SubscriptionStream(id), func() *domain.Subscription { return &domain.Subscription{} },
-		func(s *domain.Subscription) (decision, error) {
-			ev := s.RecordAttempt(in)
-			if ev == nil {
-				return decision{}, nil
+	return deliver(ctx, h, cmd.Delivered, domain.SubscriptionStream(id), id, func() *domain.Subscription { return &domain.Subscription{} },
+		func(s *domain.Subscription) (domain.Event, error) {
+			if ev := s.RecordAttempt(in); ev != nil {
+				return ev, nil
 			}
-			return decision{events: []domain.Event{ev}, ids: cmd.ids(1)}, nil
+			return nil, nil
 		}, meta)
-	res.ID = id
-	return res, err
 }
 
 // RecordTheme records the main theme's publish or edit (themes/publish,
@@ -338,16 +321,13 @@ func (h *Handler) UninstallApp(ctx context.Context, cmd UninstallApp, meta Meta)
 	if at.IsZero() {
 		at = h.now()
 	}
-	res, err := execute(ctx, h, cmd.ShopID, domain.ShopStream(cmd.ShopID), func() *domain.Shop { return &domain.Shop{} },
-		func(s *domain.Shop) (decision, error) {
-			ev, err := s.UninstallApp(at)
-			if err != nil || ev == nil {
-				return decision{}, err
+	return deliver(ctx, h, cmd.Delivered, domain.ShopStream(cmd.ShopID), cmd.ShopID, func() *domain.Shop { return &domain.Shop{} },
+		func(s *domain.Shop) (domain.Event, error) {
+			if ev, err := s.UninstallApp(at); err != nil || ev != nil {
+				return ev, err
 			}
-			return decision{events: []domain.Event{ev}, ids: cmd.ids(1)}, nil
+			return nil, nil
 		}, meta)
-	res.ID = cmd.ShopID
-	return res, err
 }
 
 // UpdateAppSubscription records a change of the shop's app subscription

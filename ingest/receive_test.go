@@ -6,9 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/gorilla/mux"
 
@@ -17,8 +15,7 @@ import (
 	"github.com/cgp-platform/cgp/envelope"
 	"github.com/cgp-platform/cgp/eventlog"
 	logsqlite "github.com/cgp-platform/cgp/eventlog/sqlite"
-	"github.com/cgp-platform/cgp/vault"
-	vaultsqlite "github.com/cgp-platform/cgp/vault/sqlite"
+	"github.com/cgp-platform/cgp/internal/testenv"
 )
 
 // oneShop finds the single shop of these tests by its domain.
@@ -41,24 +38,12 @@ type receiver struct {
 
 func newReceiver(t *testing.T) *receiver {
 	t.Helper()
-	dir := t.TempDir()
-	l, err := logsqlite.Open(logsqlite.Config{Path: filepath.Join(dir, "events.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	v, err := vaultsqlite.Open(vaultsqlite.Config{Path: filepath.Join(dir, "vault.db"), MasterKey: bytes.Repeat([]byte{7}, 32)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { v.Close() })
-	codec := envelope.New(domain.Events(), vault.NewCache(v, 100))
-	cmds := commands.New(l, codec, time.Now)
+	core := testenv.New(t, nil)
 	r := mux.NewRouter()
-	NewCommerce(oneShop{Shop{ID: "shop_receiver", WebhookSecret: "receiver-secret-0123"}}, cmds, 0).Routes(r)
+	NewCommerce(oneShop{Shop{ID: "shop_receiver", WebhookSecret: "receiver-secret-0123"}}, core.Commands, 0).Routes(r)
 	srv := httptest.NewServer(r)
 	t.Cleanup(srv.Close)
-	return &receiver{srv: srv, log: l, codec: codec}
+	return &receiver{srv: srv, log: core.Log, codec: core.Codec}
 }
 
 func (rc *receiver) post(t *testing.T, topic, id string, body []byte) *http.Response {

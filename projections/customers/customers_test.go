@@ -16,11 +16,11 @@ import (
 	"github.com/cgp-platform/cgp/envelope"
 	"github.com/cgp-platform/cgp/eventlog"
 	logsqlite "github.com/cgp-platform/cgp/eventlog/sqlite"
+	"github.com/cgp-platform/cgp/internal/testenv"
 	"github.com/cgp-platform/cgp/projections"
 	"github.com/cgp-platform/cgp/projections/customers"
 	rmsqlite "github.com/cgp-platform/cgp/readmodel/sqlite"
 	"github.com/cgp-platform/cgp/vault"
-	vaultsqlite "github.com/cgp-platform/cgp/vault/sqlite"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -49,21 +49,11 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	dir := t.TempDir()
-	l, err := logsqlite.Open(logsqlite.Config{Path: filepath.Join(dir, "events.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	v, err := vaultsqlite.Open(vaultsqlite.Config{Path: filepath.Join(dir, "vault.db"), MasterKey: bytes.Repeat([]byte{1}, 32)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { v.Close() })
-	f := &fixture{log: l, keys: vault.NewCache(v, 1000)}
-	f.codec = envelope.New(domain.Events(), f.keys)
 	clock := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
-	f.cmds = commands.New(l, f.codec, func() time.Time { return clock })
+	core := testenv.New(t, func() time.Time { return clock })
+	dir := core.Dir
+	f := &fixture{log: core.Log, keys: core.Keys, codec: core.Codec, cmds: core.Commands}
+	var err error
 	f.store, err = rmsqlite.Open(rmsqlite.Config{Path: filepath.Join(dir, "readmodels.db")})
 	if err != nil {
 		t.Fatal(err)
@@ -73,7 +63,7 @@ func newFixture(t *testing.T) *fixture {
 	if err := f.store.Migrate(context.Background(), p.Name, p.Migrations); err != nil {
 		t.Fatal(err)
 	}
-	f.runtime, err = projections.New(projections.Config{Log: l, Store: f.store})
+	f.runtime, err = projections.New(projections.Config{Log: core.Log, Store: f.store})
 	if err != nil {
 		t.Fatal(err)
 	}
