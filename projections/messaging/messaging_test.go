@@ -1,0 +1,302 @@
+package messaging_test
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/cgp-platform/cgp/commands"
+	"github.com/cgp-platform/cgp/domain"
+	"github.com/cgp-platform/cgp/envelope"
+	"github.com/cgp-platform/cgp/eventlog"
+	logsqlite "github.com/cgp-platform/cgp/eventlog/sqlite"
+	"github.com/cgp-platform/cgp/projections"
+	"github.com/cgp-platform/cgp/projections/messaging"
+	rmsqlite "github.com/cgp-platform/cgp/readmodel/sqlite"
+	"github.com/cgp-platform/cgp/vault"
+	vaultsqlite "github.com/cgp-platform/cgp/vault/sqlite"
+)
+
+type fixture struct {
+	log   *logsqlite.Log
+	keys  vault.Vault
+	codec *envelope.Codec
+	cmds  *commands.Handler
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	dir := t.TempDir()
+	l, err := logsqlite.Open(logsqlite.Config{Path: filepath.Join(dir, "events.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	v, err := vaultsqlite.Open(vaultsqlite.Config{Path: filepath.Join(dir, "vault.db"), MasterKey: bytes.Repeat([]byte{4}, 32)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { v.Close() })
+	f := &fixture{log: l, keys: vault.NewCache(v, 1000)}
+	f.codec = envelope.New(domain.Events(), f.keys)
+	clock := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	f.cmds = commands.New(l, f.codec, func() time.Time { return clock })
+	return f
+}
+
+// project builds the read model from the whole log in a new store.
+func (f *fixture) project(t *testing.T, upTo eventlog.Position) *rmsqlite.Store {
+	t.Helper()
+	ctx := context.Background()
+	store, err := rmsqlite.Open(rmsqlite.Config{Path: filepath.Join(t.TempDir(), "readmodels.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	p := messaging.Projector(f.codec)
+	if err := store.Migrate(ctx, p.Name, p.Migrations); err != nil {
+		t.Fatal(err)
+	}
+	rt, err := projections.New(projections.Config{Log: f.log, Store: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Register(p); err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- rt.Run(runCtx) }()
+	defer func() { stop(); rt.Close(); <-done }()
+	waitCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := rt.WaitFor(waitCtx, upTo, messaging.Name); err != nil {
+		t.Fatal(err)
+	}
+	return store
+}
+
+// record runs the scenario's commands and returns the last position.
+func (f *fixture) record(t *testing.T) (growth, pro string, last eventlog.Position) {
+	t.Helper()
+	ctx := context.Background()
+	meta := commands.Meta{Actor: "test", Source: "webhook"}
+	shop := func(domainName, plan string) string {
+		acc, err := f.cmds.CreateAccount(ctx, commands.CreateAccount{Name: domainName, Plan: plan}, meta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := f.cmds.CreateShop(ctx, commands.CreateShop{AccountID: acc.ID, Domain: domainName, Plan: plan, WebhookSecret: "0123456789abcdef"}, meta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.ID
+	}
+	growth, pro = shop("growth.example.com", "growth"), shop("pro.example.com", "pro_plus")
+	at := func(sec int64) time.Time { return time.Unix(1750000000+sec, 0).UTC() }
+	steps := []func() (commands.Result, error){
+		func() (commands.Result, error) {
+			r, err := f.cmds.ConnectWhatsApp(ctx, commands.ConnectWhatsApp{ShopID: growth, BusinessAccountID: "11", PhoneNumberID: "21",
+				AppSecret: "secret-one-0123456789", VerifyToken: "verify-one"}, meta)
+			return r.Result, err
+		},
+		func() (commands.Result, error) {
+			r, err := f.cmds.ConnectWhatsApp(ctx, commands.ConnectWhatsApp{ShopID: growth, BusinessAccountID: "11", PhoneNumberID: "22",
+				AppSecret: "secret-two-0123456789", VerifyToken: "verify-two"}, meta)
+			return r.Result, err
+		},
+		func() (commands.Result, error) {
+			r, err := f.cmds.ConnectMessagingProvider(ctx, commands.ConnectMessagingProvider{ShopID: growth, Provider: "twilio"}, meta)
+			return r.Result, err
+		},
+		func() (commands.Result, error) {
+			return f.cmds.ReceiveWhatsAppMessage(ctx, commands.ReceiveWhatsAppMessage{ShopID: growth, Message: domain.InboundMessage{
+				BusinessAccountID: "11", MessageID: "in-1", From: "15551234", ProfileName: "Ada", Type: "text", Text: "hi", SentAt: at(1)}}, meta)
+		},
+		func() (commands.Result, error) {
+			return f.cmds.ReceiveWhatsAppMessage(ctx, commands.ReceiveWhatsAppMessage{ShopID: pro, Message: domain.InboundMessage{
+				BusinessAccountID: "12", MessageID: "in-2", From: "15559999", Type: "text", Text: "hello", SentAt: at(2)}}, meta)
+		},
+		// Out of order: read before delivered; two failures, the first wins.
+		status(f, growth, "out-1", "read", at(30), ""),
+		status(f, growth, "out-1", "delivered", at(10), ""),
+		status(f, growth, "out-1", "sent", at(5), ""),
+		status(f, growth, "out-2", "failed", at(40), "131047"),
+		status(f, growth, "out-2", "FAILED_LATER", at(41), ""),
+		func() (commands.Result, error) {
+			return f.cmds.RecordTemplateStatus(ctx, commands.RecordTemplateStatus{ShopID: growth, Status: domain.TemplateStatus{
+				BusinessAccountID: "11", TemplateID: "900", Name: "order_confirmation", Language: "en_US", Event: "APPROVED", At: at(50)}}, meta)
+		},
+		func() (commands.Result, error) {
+			return f.cmds.RecordTemplateStatus(ctx, commands.RecordTemplateStatus{ShopID: growth, Status: domain.TemplateStatus{
+				BusinessAccountID: "11", TemplateID: "900", Event: "PAUSED", Reason: "low quality", At: at(60)}}, meta)
+		},
+		func() (commands.Result, error) {
+			return f.cmds.RecordPhoneQuality(ctx, commands.RecordPhoneQuality{ShopID: growth, Quality: domain.PhoneQuality{
+				BusinessAccountID: "11", DisplayPhoneNumber: "15550783881", Event: "FLAGGED", CurrentLimit: "TIER_1K", At: at(70)}}, meta)
+		},
+		func() (commands.Result, error) {
+			return f.cmds.RecordPhoneQuality(ctx, commands.RecordPhoneQuality{ShopID: growth, Quality: domain.PhoneQuality{
+				BusinessAccountID: "11", DisplayPhoneNumber: "15550783881", Event: "THROUGHPUT_UPGRADE", At: at(80)}}, meta)
+		},
+		func() (commands.Result, error) {
+			return f.cmds.RecordAccountAlert(ctx, commands.RecordAccountAlert{ShopID: growth, Alert: domain.AccountAlert{
+				BusinessAccountID: "11", Type: "OBA_APPROVED", Severity: "INFORMATIONAL", At: at(90)}}, meta)
+		},
+		func() (commands.Result, error) {
+			return f.cmds.RecordAccountReview(ctx, commands.RecordAccountReview{ShopID: growth, BusinessAccountID: "11", Decision: "PENDING", At: at(91)}, meta)
+		},
+		func() (commands.Result, error) {
+			return f.cmds.RecordAccountReview(ctx, commands.RecordAccountReview{ShopID: growth, BusinessAccountID: "11", Decision: "APPROVED", At: at(92)}, meta)
+		},
+	}
+	for i, step := range steps {
+		res, err := step()
+		if err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+		if res.Position > last {
+			last = res.Position
+		}
+	}
+	return growth, pro, last
+}
+
+func status(f *fixture, shop, id, st string, at time.Time, code string) func() (commands.Result, error) {
+	return func() (commands.Result, error) {
+		return f.cmds.RecordMessageStatus(context.Background(), commands.RecordMessageStatus{ShopID: shop, Status: domain.MessageStatus{
+			Source: "whatsapp", MessageID: id, Status: st, RecipientID: "15551234", At: at, ErrorCode: code}},
+			commands.Meta{Actor: "test", Source: "webhook"})
+	}
+}
+
+func TestReadModels(t *testing.T) {
+	f := newFixture(t)
+	growth, pro, last := f.record(t)
+	q := messaging.NewQueries(f.project(t, last).DB())
+	ctx := context.Background()
+
+	acc, err := q.WhatsAppAccount(ctx, "11")
+	if err != nil || acc.ShopID != growth || acc.AppSecret != "secret-two-0123456789" || acc.PhoneNumberID != "22" ||
+		acc.VerifyTokenHash != domain.HashToken("verify-two") {
+		t.Fatalf("account after rotation: %+v %v", acc, err)
+	}
+	if _, err := q.AccountByVerifyTokenHash(ctx, domain.HashToken("verify-one")); domain.ErrorCode(err) != domain.CodeNotFound {
+		t.Errorf("rotated verify token still found: %v", err)
+	}
+	if a, err := q.AccountByVerifyTokenHash(ctx, domain.HashToken("verify-two")); err != nil || a.BusinessAccountID != "11" {
+		t.Errorf("verify token: %+v %v", a, err)
+	}
+	if _, err := q.WhatsAppAccount(ctx, "12"); domain.ErrorCode(err) != domain.CodeNotFound {
+		t.Errorf("unconnected account: %v", err)
+	}
+
+	if m, err := q.InboundMessage(ctx, growth, "in-1"); err != nil || m.Queue != domain.QueueHuman || *m.Text != "hi" || *m.ProfileName != "Ada" {
+		t.Errorf("growth inbound: %+v %v", m, err)
+	}
+	if list, err := q.Queue(ctx, pro, domain.QueueAIConcierge, 10); err != nil || len(list) != 1 || list[0].ProfileName != nil {
+		t.Errorf("pro_plus queue: %+v %v", list, err)
+	}
+
+	out1, err := q.Message(ctx, growth, "out-1")
+	if err != nil || !out1.DeliveredAt.Equal(time.Unix(1750000010, 0)) || !out1.OpenedAt.Equal(time.Unix(1750000030, 0)) ||
+		out1.LastStatus != "sent" || !out1.FailedAt.IsZero() || out1.CustomerID != domain.CustomerIDFromPhone(growth, "15551234") {
+		t.Errorf("out-1: %+v %v", out1, err)
+	}
+	if out2, err := q.Message(ctx, growth, "out-2"); err != nil || !out2.FailedAt.Equal(time.Unix(1750000040, 0)) ||
+		out2.ErrorCode != "131047" || out2.LastStatus != "FAILED_LATER" {
+		t.Errorf("out-2: %+v %v", out2, err)
+	}
+	if tp, err := q.Template(ctx, growth, "900"); err != nil || tp.State != "paused" || tp.Name != "order_confirmation" || tp.Reason != "low quality" {
+		t.Errorf("template: %+v %v", tp, err)
+	}
+	if p, err := q.PhoneNumber(ctx, growth, "15550783881"); err != nil || p.Rating != "RED" || p.LastEvent != "THROUGHPUT_UPGRADE" || p.CurrentLimit != "TIER_1K" {
+		t.Errorf("phone number: %+v %v", p, err)
+	}
+	if a, err := q.Alerts(ctx, growth); err != nil || len(a) != 1 || a[0].Type != "OBA_APPROVED" {
+		t.Errorf("alerts: %+v %v", a, err)
+	}
+	if r, err := q.Reviews(ctx, growth); err != nil || len(r) != 2 || r[1].Decision != "APPROVED" {
+		t.Errorf("reviews: %+v %v", r, err)
+	}
+	if r, err := q.Reviews(ctx, pro); err != nil || len(r) != 0 {
+		t.Errorf("other shop's reviews: %+v %v", r, err)
+	}
+}
+
+// Replaying the log gives the same read model, and applying every event a
+// second time changes nothing (at-least-once delivery is exactly-once).
+func TestReplayAndRepeatGiveTheSameReadModel(t *testing.T) {
+	f := newFixture(t)
+	_, _, last := f.record(t)
+	first := dumpAll(t, f.project(t, last).DB())
+	second := f.project(t, last)
+	if again := dumpAll(t, second.DB()); !reflect.DeepEqual(first, again) {
+		t.Fatalf("replay differs:\n%v\n%v", first, again)
+	}
+	ctx := context.Background()
+	p := messaging.Projector(f.codec)
+	evs, err := f.log.ReadAll(ctx, 0, 10000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range evs {
+		if _, err := second.Apply(ctx, "messaging-again", e.Position, func(tx *sql.Tx) error { return p.Handle(ctx, tx, e) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if again := dumpAll(t, second.DB()); !reflect.DeepEqual(first, again) {
+		t.Fatalf("applying every event twice changed the read model:\n%v\n%v", first, again)
+	}
+}
+
+// After a customer's key is shredded, a rebuilt queue keeps the message
+// without its personal data.
+func TestRebuildAfterShredding(t *testing.T) {
+	f := newFixture(t)
+	growth, _, last := f.record(t)
+	if err := f.keys.Shred(context.Background(), growth, domain.CustomerIDFromPhone(growth, "15551234")); err != nil {
+		t.Fatal(err)
+	}
+	q := messaging.NewQueries(f.project(t, last).DB())
+	m, err := q.InboundMessage(context.Background(), growth, "in-1")
+	if err != nil || m.Text != nil || m.From != nil || m.ProfileName != nil || !m.Redacted || m.Type != "text" {
+		t.Fatalf("shredded message: %+v %v", m, err)
+	}
+}
+
+var tables = []string{"whatsapp_accounts", "provider_connections", "inbound_messages", "message_log", "message_templates",
+	"phone_numbers", "account_alerts", "account_reviews"}
+
+func dumpAll(t *testing.T, db *sql.DB) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	for _, table := range tables {
+		rows, err := db.Query(`SELECT * FROM ` + table + ` ORDER BY 1, 2`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cols, _ := rows.Columns()
+		for rows.Next() {
+			vals := make([]any, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			if err := rows.Scan(ptrs...); err != nil {
+				t.Fatal(err)
+			}
+			out[table] = append(out[table], fmt.Sprintf("%v", vals))
+		}
+		rows.Close()
+		if len(out[table]) == 0 {
+			t.Errorf("table %s is empty: the scenario does not cover it", table)
+		}
+	}
+	return out
+}
