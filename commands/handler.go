@@ -16,9 +16,22 @@ import (
 // Handler runs commands against the event log. Its methods are the write
 // side's table of contents:
 //
-//   - CreateAccount, CreateShop, IssueToken (tenancy, create_*.go)
+//   - CreateAccount, CreateShop (tenancy, create_tenancy.go)
+//   - IssueToken, IssueMasterToken, RotateToken, RevokeToken, ChangeShopPlan, IssuePublicKey,
+//     MintImageKey, ImportImageKey (credentials, tokens.go)
 //   - RecordCustomer (commerce platform customer snapshot, record_customer.go)
 //   - SetCustomerTags (admin API, set_customer_tags.go)
+//   - RecordOrder, RecordRefund, RecordProduct, DeleteProduct,
+//     RecordInventoryLevel, RecordCart, RecordCheckout,
+//     RecordSubscriptionContract, RecordBillingAttempt, RecordTheme,
+//     UninstallApp, UpdateAppSubscription, RecordPrivacyRequest (the other
+//     commerce topics, commerce.go), RecordScopesUpdate, RecordDelivery
+//   - ConnectWhatsApp, ConnectMessagingProvider, ReceiveWhatsAppMessage,
+//     RecordMessageStatus, RecordTemplateStatus, RecordPhoneQuality,
+//     RecordAccountAlert, RecordAccountReview (messaging.go)
+//   - ConnectMarketplace, RecordMarketplaceOrder,
+//     RecordMarketplaceNotification (marketplace.go)
+//   - RecordStorefrontEvent (the pixel, record_storefront_event.go)
 //
 // It is safe for concurrent use.
 type Handler struct {
