@@ -20,6 +20,9 @@ type Delivered struct {
 	Topic  string
 	// EventID is derived from the delivery id: a repeat appends nothing.
 	EventID uuid.UUID
+	// LikelyNew says the delivery usually creates its resource (a */create
+	// topic): the command then tries the append before reading the stream.
+	LikelyNew bool
 }
 
 func (d Delivered) ids(n int) []uuid.UUID {
@@ -34,7 +37,7 @@ func (d Delivered) ids(n int) []uuid.UUID {
 // returns the event the delivery means (nil: nothing new), appended under
 // the delivery's event id; the result names the resource id.
 func deliver[A aggregate](ctx context.Context, h *Handler, d Delivered, stream, id string, fresh func() A, decide func(A) (domain.Event, error), meta Meta) (Result, error) {
-	res, err := execute(ctx, h, d.ShopID, stream, fresh, func(a A) (decision, error) {
+	res, err := executeOn(ctx, h, d.ShopID, stream, d.LikelyNew, fresh, func(a A) (decision, error) {
 		ev, err := decide(a)
 		if err != nil || ev == nil {
 			return decision{}, err

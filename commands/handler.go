@@ -119,11 +119,23 @@ type decision struct {
 // choose events, and appends them with the revision loaded, retrying the
 // whole cycle when another writer got there first.
 func execute[A aggregate](ctx context.Context, h *Handler, shop, stream string, fresh func() A, decide func(A) (decision, error), meta Meta) (Result, error) {
+	return executeOn(ctx, h, shop, stream, false, fresh, decide, meta)
+}
+
+// executeOn is execute; with likelyNew the first attempt skips reading the
+// stream and decides against an empty aggregate, appending with "no
+// stream": right for a resource's first delivery (orders/create), and when
+// the stream exists after all the append fails and the usual cycle runs.
+func executeOn[A aggregate](ctx context.Context, h *Handler, shop, stream string, likelyNew bool, fresh func() A, decide func(A) (decision, error), meta Meta) (Result, error) {
 	for attempt := 0; ; attempt++ {
 		agg := fresh()
-		rev, exists, err := h.load(ctx, stream, agg)
-		if err != nil {
-			return Result{}, err
+		var rev uint64
+		var exists bool
+		if attempt > 0 || !likelyNew {
+			var err error
+			if rev, exists, err = h.load(ctx, stream, agg); err != nil {
+				return Result{}, err
+			}
 		}
 		d, err := decide(agg)
 		if err != nil {

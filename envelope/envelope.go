@@ -145,76 +145,135 @@ func tenant(shop string) string {
 func shopSubject(shop string) string { return tenant(shop) }
 
 func (c *Codec) sealFields(ctx context.Context, id uuid.UUID, shop, subject string, fields []string, raw []byte) ([]byte, error) {
-	var doc map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &doc); err != nil {
+	spans, err := topLevelValues(raw, fields)
+	if err != nil {
 		return nil, err
 	}
 	var key []byte
-	for _, f := range fields {
-		v, ok := doc[f]
-		if !ok || bytes.Equal(v, []byte("null")) {
+	out := make([]byte, 0, len(raw)+128)
+	last := 0
+	for _, sp := range spans {
+		v := raw[sp.start:sp.end]
+		if bytes.Equal(v, []byte("null")) {
 			continue
 		}
 		if key == nil {
-			var err error
 			if key, err = c.keys.DataKey(ctx, tenant(shop), subject, true); err != nil {
 				return nil, fmt.Errorf("subject key: %w", err)
 			}
 		}
-		ct, err := seal(key, v, aad(id[:], []byte(f)))
+		ct, err := seal(key, v, aad(id[:], []byte(sp.field)))
 		if err != nil {
 			return nil, err
 		}
-		sealed := make([]byte, 0, 2+len(fieldPrefix)+len(subject)+1+base64.RawURLEncoding.EncodedLen(len(ct)))
-		sealed = append(sealed, '"')
-		sealed = append(sealed, fieldPrefix...)
-		sealed = append(sealed, subject...) // an id: [A-Za-z0-9_] only
-		sealed = append(sealed, ':')
-		sealed = base64.RawURLEncoding.AppendEncode(sealed, ct)
-		doc[f] = append(sealed, '"')
-	}
-	return writeObject(doc), nil
-}
-
-// writeObject serialises a document whose values are already valid JSON
-// (they come from json.Unmarshal or from the seal above), without the
-// sorting, validation and compaction json.Marshal would spend on it.
-func writeObject(doc map[string]json.RawMessage) []byte {
-	n := 2
-	for k, v := range doc {
-		n += len(k) + len(v) + 4
-	}
-	out := make([]byte, 0, n)
-	out = append(out, '{')
-	first := true
-	for k, v := range doc {
-		if !first {
-			out = append(out, ',')
-		}
-		first = false
-		if plainKey(k) {
-			out = append(out, '"')
-			out = append(out, k...)
-			out = append(out, '"')
-		} else {
-			q, _ := json.Marshal(k) // a string always marshals
-			out = append(out, q...)
-		}
+		out = append(out, raw[last:sp.start]...)
+		out = append(out, '"')
+		out = append(out, fieldPrefix...)
+		out = append(out, subject...) // an id: [A-Za-z0-9_] only
 		out = append(out, ':')
-		out = append(out, v...)
+		out = base64.RawURLEncoding.AppendEncode(out, ct)
+		out = append(out, '"')
+		last = sp.end
 	}
-	return append(out, '}')
+	return append(out, raw[last:]...), nil
 }
 
-// plainKey reports whether k needs no JSON escaping.
-func plainKey(k string) bool {
-	for i := 0; i < len(k); i++ {
-		c := k[i]
-		if c < 0x20 || c == '"' || c == '\\' || c >= 0x7f {
-			return false
+// span is where a top-level member's value lies in a JSON object.
+type span struct {
+	field      string
+	start, end int
+}
+
+// topLevelValues finds the values of the named top-level members of the
+// JSON object raw (as json.Marshal writes it: compact, unique keys), in
+// document order, without decoding the rest. Members nested deeper are not
+// matched, whatever their names.
+func topLevelValues(raw []byte, fields []string) ([]span, error) {
+	bad := errors.New("malformed event JSON")
+	if len(raw) < 2 || raw[0] != '{' {
+		return nil, bad
+	}
+	var out []span
+	i := 1
+	for i < len(raw) && raw[i] != '}' {
+		if raw[i] == ',' {
+			i++
+		}
+		ks := i
+		ke, err := skipString(raw, ks)
+		if err != nil || ke >= len(raw) || raw[ke] != ':' {
+			return nil, bad
+		}
+		vs := ke + 1
+		ve, err := skipValue(raw, vs)
+		if err != nil {
+			return nil, bad
+		}
+		if name := raw[ks+1 : ke-1]; bytes.IndexByte(name, '\\') < 0 {
+			for _, f := range fields {
+				if string(name) == f {
+					out = append(out, span{field: f, start: vs, end: ve})
+				}
+			}
+		}
+		i = ve
+	}
+	if i >= len(raw) {
+		return nil, bad
+	}
+	return out, nil
+}
+
+// skipString returns the index just past the JSON string starting at i.
+func skipString(raw []byte, i int) (int, error) {
+	if i >= len(raw) || raw[i] != '"' {
+		return 0, errors.New("not a string")
+	}
+	for j := i + 1; j < len(raw); j++ {
+		switch raw[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1, nil
 		}
 	}
-	return true
+	return 0, errors.New("unterminated string")
+}
+
+// skipValue returns the index just past the JSON value starting at i.
+func skipValue(raw []byte, i int) (int, error) {
+	if i >= len(raw) {
+		return 0, errors.New("missing value")
+	}
+	switch raw[i] {
+	case '"':
+		return skipString(raw, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(raw); j++ {
+			switch raw[j] {
+			case '"':
+				end, err := skipString(raw, j)
+				if err != nil {
+					return 0, err
+				}
+				j = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return j + 1, nil
+				}
+			}
+		}
+		return 0, errors.New("unterminated value")
+	default:
+		j := i
+		for j < len(raw) && raw[j] != ',' && raw[j] != '}' && raw[j] != ']' {
+			j++
+		}
+		return j, nil
+	}
 }
 
 // openFields replaces every sealed personal field of raw by its plain JSON

@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"context"
+	"strings"
 
 	"github.com/cgp-platform/cgp/commands"
 	"github.com/cgp-platform/cgp/domain"
@@ -75,7 +76,7 @@ func MappedTopics() []string {
 }
 
 func delivered(d Delivery) commands.Delivered {
-	return commands.Delivered{ShopID: d.ShopID, Topic: d.Topic, EventID: d.EventID}
+	return commands.Delivered{ShopID: d.ShopID, Topic: d.Topic, EventID: d.EventID, LikelyNew: strings.HasSuffix(d.Topic, "/create")}
 }
 
 func mapCustomer(ctx context.Context, rec Recorder, d Delivery) (commands.Result, error) {

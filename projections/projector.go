@@ -26,6 +26,11 @@ type Projector struct {
 	// and must not keep e.Data beyond the call. A returned error (or a
 	// panic) is retried, then the event is parked.
 	Handle func(ctx context.Context, tx *sql.Tx, e eventlog.Event) error
+	// Types, when set, are the only event types Handle folds: the runtime
+	// passes over the others without a transaction, and persists the
+	// checkpoint they moved in the background (FlushInterval). Nil means
+	// every event goes to Handle.
+	Types []string
 	// Committed, when set, is called after the transaction that applied e
 	// committed (not for events skipped as already applied), so caches in
 	// front of the read model can drop what e changed. It must be quick and

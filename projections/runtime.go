@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -55,6 +56,10 @@ type Config struct {
 	// CloseTimeout bounds how long Close waits for events being handled.
 	// Default 30 s.
 	CloseTimeout time.Duration
+	// FlushInterval is how often checkpoints moved past events a
+	// projector does not fold (Projector.Types) are written to the store.
+	// Default 250 ms.
+	FlushInterval time.Duration
 	// Now is the clock of the delay metric. Default time.Now.
 	Now func() time.Time
 }
@@ -81,6 +86,9 @@ func (c *Config) setDefaults() {
 	if c.CloseTimeout == 0 {
 		c.CloseTimeout = 30 * time.Second
 	}
+	if c.FlushInterval == 0 {
+		c.FlushInterval = 250 * time.Millisecond
+	}
 	if c.Now == nil {
 		c.Now = time.Now
 	}
@@ -101,6 +109,7 @@ func (c Config) Validate() error {
 	for name, d := range map[string]time.Duration{
 		"RetryInitialInterval": c.RetryInitialInterval, "RetryMaxInterval": c.RetryMaxInterval,
 		"HandleTimeout": c.HandleTimeout, "RedeliveryBackoff": c.RedeliveryBackoff, "CloseTimeout": c.CloseTimeout,
+		"FlushInterval": c.FlushInterval,
 	} {
 		if d < 0 {
 			errs = append(errs, fmt.Errorf("projections: %s must not be negative", name))
@@ -148,7 +157,12 @@ type projector struct {
 	Projector
 	checkpoint eventlog.Position
 	known      bool // checkpoint read from the store
+	types      map[string]bool
+	persisted  eventlog.Position // the checkpoint last written to the store
 }
+
+// folds reports whether the projector's Handle folds events of type t.
+func (p *projector) folds(t string) bool { return p.types == nil || p.types[t] }
 
 // New returns a runtime with no projectors and registers its metrics.
 func New(cfg Config) (*Runtime, error) {
@@ -186,7 +200,14 @@ func (r *Runtime) Register(p Projector) error {
 	if _, dup := r.projectors[p.Name]; dup {
 		return fmt.Errorf("register %s: name already registered", p.Name)
 	}
-	r.projectors[p.Name] = &projector{Projector: p}
+	pr := &projector{Projector: p}
+	if p.Types != nil {
+		pr.types = make(map[string]bool, len(p.Types))
+		for _, t := range p.Types {
+			pr.types[t] = true
+		}
+	}
+	r.projectors[p.Name] = pr
 	r.order = append(r.order, p.Name)
 	return nil
 }
@@ -229,6 +250,7 @@ func (r *Runtime) Run(ctx context.Context) error {
 		}
 		r.mu.Lock()
 		p.known = true
+		p.persisted = cp
 		r.advanceLocked(p, cp)
 		r.mu.Unlock()
 	}
@@ -299,7 +321,15 @@ func (r *Runtime) Run(ctx context.Context) error {
 		case <-exited:
 		}
 	}()
-	if err := router.Run(ctx); err != nil {
+	flushDone, flushed := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(flushed)
+		r.flushCheckpoints(flushDone)
+	}()
+	err = router.Run(ctx)
+	close(flushDone)
+	<-flushed
+	if err != nil {
 		_ = router.Close()
 		return fmt.Errorf("run projections: %w", err)
 	}
@@ -348,6 +378,17 @@ func (r *Runtime) startAfter(_ context.Context, name string) (eventlog.Position,
 // checkpoint, within HandleTimeout.
 func (r *Runtime) handler(p *projector) message.NoPublishHandlerFunc {
 	return func(msg *message.Message) error {
+		if t := msg.Metadata.Get(eventbus.MetaType); t != "" && !p.folds(t) {
+			// Nothing to write: the checkpoint moves in memory (WaitFor
+			// sees it) and reaches the store with the next applied event
+			// or the background flush. Only the position is read.
+			pos, err := strconv.ParseUint(msg.Metadata.Get(eventbus.MetaPosition), 10, 64)
+			if err != nil {
+				return fmt.Errorf("projector %s: message %s position: %w", p.Name, msg.UUID, err)
+			}
+			r.advance(p, pos)
+			return nil
+		}
 		e, err := eventbus.EventFromMessage(msg)
 		if err != nil {
 			return fmt.Errorf("projector %s: %w", p.Name, err)
@@ -375,8 +416,61 @@ func (r *Runtime) handler(p *projector) message.NoPublishHandlerFunc {
 				r.metrics.delay.WithLabelValues(p.Name).Observe(r.cfg.Now().Sub(e.RecordedAt).Seconds())
 			}
 		}
-		r.advance(p, e.Position)
+		r.mu.Lock()
+		if e.Position > p.persisted {
+			p.persisted = e.Position
+		}
+		r.advanceLocked(p, e.Position)
+		r.mu.Unlock()
 		return nil
+	}
+}
+
+// flushCheckpoints writes to the store the checkpoints that moved past
+// events a projector does not fold, every FlushInterval until done closes,
+// and once more then; so a restart does not pass over them again.
+func (r *Runtime) flushCheckpoints(done <-chan struct{}) {
+	t := time.NewTicker(r.cfg.FlushInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			r.flushOnce()
+			return
+		case <-t.C:
+			r.flushOnce()
+		}
+	}
+}
+
+func (r *Runtime) flushOnce() {
+	type lag struct {
+		p   *projector
+		pos eventlog.Position
+	}
+	var lags []lag
+	r.mu.Lock()
+	for _, p := range r.projectors {
+		if p.known && p.checkpoint > p.persisted {
+			lags = append(lags, lag{p, p.checkpoint})
+		}
+	}
+	r.mu.Unlock()
+	for _, l := range lags {
+		ctx, cancel := context.WithTimeout(context.Background(), r.cfg.HandleTimeout)
+		// Every event up to l.pos is folded or passed over, so the store may
+		// record it; Apply never moves a checkpoint backwards.
+		_, err := r.cfg.Store.Apply(ctx, l.p.Name, l.pos, func(*sql.Tx) error { return nil })
+		cancel()
+		if err != nil {
+			r.log.Warn().Err(err).Str("projector", l.p.Name).Msg("saving checkpoint")
+			continue
+		}
+		r.mu.Lock()
+		if l.pos > l.p.persisted {
+			l.p.persisted = l.pos
+		}
+		r.mu.Unlock()
 	}
 }
 

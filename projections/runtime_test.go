@@ -646,3 +646,52 @@ func counterValue(t testing.TB, reg *prometheus.Registry, name, projector string
 	}
 	return m.GetCounter().GetValue()
 }
+
+// TestTypedProjectorPassesOverOtherTypes: a projector that names its types
+// sees only those; WaitFor still reaches the positions of the others, the
+// store's checkpoint follows them in the background, and after a restart
+// nothing is handled twice or passed over again.
+func TestTypedProjectorPassesOverOtherTypes(t *testing.T) {
+	e := newEnv(t)
+	var calls atomic.Int64
+	typed := func() projections.Projector {
+		p := itemsProjector("typed", &calls)
+		p.Types = []string{"A", "C"}
+		return p
+	}
+	h := newRuntimeWith(t, e, e.store, func(c *projections.Config) { c.FlushInterval = 10 * time.Millisecond }, typed())
+	stop := h.start(t)
+	last := e.add(t, "item-1", "A", "B", "C", "B", "B")
+	h.waitFor(t, last, "typed")
+	if n := calls.Load(); n != 2 {
+		t.Fatalf("handler ran %d times, want 2 (A and C only)", n)
+	}
+	deadline := time.Now().Add(waitLimit)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		cp, err := e.store.Checkpoint(context.Background(), "typed")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cp == last {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("stored checkpoint %d, want %d (the passed-over events flushed)", cp, last)
+		}
+		<-tick.C
+	}
+	stop()
+	more := e.add(t, "item-2", "B", "C")
+	calls.Store(0)
+	h2 := newRuntimeWith(t, e, e.openStore(t), nil, typed())
+	h2.start(t)
+	h2.waitFor(t, more, "typed")
+	if n := calls.Load(); n != 1 {
+		t.Fatalf("after restart the handler ran %d times, want 1 (the new C)", n)
+	}
+	if got := rows(t, e.store, "typed"); strings.Join(got, ",") != "A,C,C" {
+		t.Fatalf("rows = %v", got)
+	}
+}

@@ -21,6 +21,7 @@ import (
 	"github.com/cgp-platform/cgp/httpapi"
 	"github.com/cgp-platform/cgp/idempotency"
 	"github.com/cgp-platform/cgp/ingest"
+	"github.com/cgp-platform/cgp/internal/gencache"
 	"github.com/cgp-platform/cgp/lastuse"
 	"github.com/cgp-platform/cgp/limits"
 	"github.com/cgp-platform/cgp/openapi"
@@ -98,7 +99,12 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 			core.Logger.Error().Str("alert", "brute_force").Msg("1000 failed authentications in 24 hours from one client address")
 		},
 	})
-	projectors := []projections.Projector{tenancy.Projector(core.Codec, a.Auth.Invalidate), customers.Projector(core.Codec),
+	shops := shopFinder{q: a.Tenancy, cache: gencache.New[string, *ingest.Shop](10_000)}
+	tenancyChanged := func() {
+		a.Auth.Invalidate()
+		shops.cache.Invalidate()
+	}
+	projectors := []projections.Projector{tenancy.Projector(core.Codec, tenancyChanged), customers.Projector(core.Codec),
 		commerce.Projector(core.Codec)}
 	projectors = append(projectors, messagingProjectors(a)...)
 	projectors = append(projectors, marketplacesProjectors(a)...)
@@ -148,7 +154,7 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 	writeapi.NewCustomers(core.Commands, authn, idem, a.Customers, a.Runtime, time.Now).Routes(r)
 	writeapi.NewAPIKeys(core.Commands, authn, idem, directory{a.Tenancy}, time.Now).Routes(r)
 	readapi.NewUsage(authn, imageKeyFinder{a.Tenancy}, directory{a.Tenancy}, readapi.DefaultAICredits(), time.Now).Routes(r)
-	ingest.NewCommerce(shopFinder{a.Tenancy}, core.Commands, cfg.MaxWebhookBody).Routes(r)
+	ingest.NewCommerce(shops, core.Commands, cfg.MaxWebhookBody).Routes(r)
 	mountMessaging(a, cfg, r)
 	mountMarketplaces(a, cfg, r)
 	ingest.NewPixel(authn, publicShops{a.Tenancy}, core.Commands).Routes(r)
@@ -251,15 +257,22 @@ func (d directory) ShopPlan(ctx context.Context, shopID string) (domain.Plan, er
 	return s.Plan, nil
 }
 
-// shopFinder adapts the tenancy read model to ingest.ShopFinder.
-type shopFinder struct{ q *tenancy.Queries }
+// shopFinder adapts the tenancy read model to ingest.ShopFinder, with a
+// cache dropped on every tenancy change (one lookup per delivery is
+// otherwise a read-model query on the hottest path).
+type shopFinder struct {
+	q     *tenancy.Queries
+	cache *gencache.Cache[string, *ingest.Shop]
+}
 
 func (f shopFinder) ShopByDomain(ctx context.Context, d string) (*ingest.Shop, error) {
-	s, err := f.q.ShopByDomain(ctx, d)
-	if err != nil {
-		return nil, err
-	}
-	return &ingest.Shop{ID: s.ID, WebhookSecret: s.WebhookSecret}, nil
+	return f.cache.Get(domain.NormalizeDomain(d), func() (*ingest.Shop, error) {
+		s, err := f.q.ShopByDomain(ctx, d)
+		if err != nil {
+			return nil, err
+		}
+		return &ingest.Shop{ID: s.ID, WebhookSecret: s.WebhookSecret}, nil
+	})
 }
 
 func newServeCommand(cfg *Config, stdout, stderr io.Writer) *cobra.Command {

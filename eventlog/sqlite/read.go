@@ -58,7 +58,7 @@ func (l *Log) queryEvents(ctx context.Context, query string, capacity int, args 
 
 // scanRows reads every row of rows (eventColumns) into events.
 func scanRows(rows driver.Rows, capacity int) ([]eventlog.Event, error) {
-	evs := make([]eventlog.Event, 0, min(capacity, 1024))
+	evs := make([]eventlog.Event, 0, min(capacity, 16)) // most reads are short: grow on demand
 	dest := make([]driver.Value, 13)
 	for {
 		if err := rows.Next(dest); err != nil {

@@ -69,12 +69,15 @@ ALTER TABLE customers ADD COLUMN profile_total_spent INTEGER NOT NULL DEFAULT 0;
 UPDATE customers SET profile_orders_count = orders_count, profile_total_spent = total_spent;
 `}}
 
+var handledTypes = []string{"CustomerCreated", "CustomerUpdated", "CustomerTagsSet", "OrderRecorded", "RefundRecorded"}
+
 // Projector returns the customers projector.
 func Projector(codec *envelope.Codec) projections.Projector {
 	return projections.Projector{
 		Name:       Name,
 		Migrations: migrations,
-		Handle:     projections.Decoding(codec, []string{"CustomerCreated", "CustomerUpdated", "CustomerTagsSet", "OrderRecorded", "RefundRecorded"}, apply),
+		Types:      handledTypes,
+		Handle:     projections.Decoding(codec, handledTypes, apply),
 	}
 }
 

@@ -86,6 +86,7 @@ func Projector(codec *envelope.Codec, changed func()) projections.Projector {
 	p := projections.Projector{
 		Name:       Name,
 		Migrations: migrations,
+		Types:      handledTypes,
 		Handle: projections.Decoding(codec, handledTypes,
 			func(ctx context.Context, tx *sql.Tx, _ *eventlog.Event, d envelope.Decoded) error {
 				return apply(ctx, tx, d.Event)
