@@ -2,7 +2,6 @@ package commands
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/google/uuid"
 
@@ -106,14 +105,6 @@ func (h *Handler) RecordMarketplaceNotification(ctx context.Context, cmd RecordM
 	if err != nil {
 		return Result{}, err
 	}
-	data, err := h.codec.Encode(ctx, cmd.EventID, cmd.ShopID, ev, now, meta.metadata())
-	if err != nil {
-		return Result{}, err
-	}
-	stream := domain.MarketplaceNotificationStream(cmd.EventID.String())
-	res, err := h.log.Append(ctx, stream, eventlog.NoStream(), data)
-	if err != nil {
-		return Result{}, fmt.Errorf("append to %s: %w", stream, err)
-	}
-	return Result{ID: cmd.EventID.String(), Position: res.Position, Revision: res.NextExpectedRevision}, nil
+	return h.appendOne(ctx, cmd.ShopID, domain.MarketplaceNotificationStream(cmd.EventID.String()), eventlog.NoStream(),
+		cmd.EventID, ev, now, meta)
 }

@@ -12,14 +12,15 @@ import (
 	"github.com/cgp-platform/cgp/eventlog"
 )
 
-func newShop(t *testing.T, h *commands.Handler, domainName string) string {
+// newShop creates an account and a shop on plan, and returns the shop id.
+func newShop(t *testing.T, h *commands.Handler, domainName, plan string) string {
 	t.Helper()
 	ctx := context.Background()
-	acc, err := h.CreateAccount(ctx, commands.CreateAccount{Name: "Agency", Plan: "agency"}, meta)
+	acc, err := h.CreateAccount(ctx, commands.CreateAccount{Name: "Account of " + domainName, Plan: plan}, meta)
 	if err != nil {
 		t.Fatal(err)
 	}
-	shop, err := h.CreateShop(ctx, commands.CreateShop{AccountID: acc.ID, Domain: domainName, Plan: "agency", WebhookSecret: "0123456789abcdef"}, meta)
+	shop, err := h.CreateShop(ctx, commands.CreateShop{AccountID: acc.ID, Domain: domainName, Plan: plan, WebhookSecret: "0123456789abcdef"}, meta)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +30,7 @@ func newShop(t *testing.T, h *commands.Handler, domainName string) string {
 func TestConnectMarketplaceClaimsTheAccount(t *testing.T) {
 	h, l := newHandler(t)
 	ctx := context.Background()
-	shopA, shopB := newShop(t, h, "a.example.com"), newShop(t, h, "b.example.com")
+	shopA, shopB := newShop(t, h, "a.example.com", "agency"), newShop(t, h, "b.example.com", "agency")
 	const secret = "first-secret-0123456789"
 	connect := commands.ConnectMarketplace{ShopID: shopA, Marketplace: "tiktok_shop", AccountID: " 7494 ", Secret: secret, AppKey: "app-key"}
 	first, err := h.ConnectMarketplace(ctx, connect, meta)
@@ -67,7 +68,7 @@ func TestConnectMarketplaceClaimsTheAccount(t *testing.T) {
 func TestConcurrentConnectsLeaveOneOwner(t *testing.T) {
 	h, l := newHandler(t)
 	ctx := context.Background()
-	shops := []string{newShop(t, h, "c1.example.com"), newShop(t, h, "c2.example.com")}
+	shops := []string{newShop(t, h, "c1.example.com", "agency"), newShop(t, h, "c2.example.com", "agency")}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	winners := map[string]int{}
@@ -104,7 +105,7 @@ func TestConcurrentConnectsLeaveOneOwner(t *testing.T) {
 func TestMarketplaceRecordsAreIdempotentPerDelivery(t *testing.T) {
 	h, l := newHandler(t)
 	ctx := context.Background()
-	shop := newShop(t, h, "d.example.com")
+	shop := newShop(t, h, "d.example.com", "agency")
 	order := commands.RecordMarketplaceOrder{ShopID: shop, EventID: eventlog.DeterministicID("marketplace", "etsy", shop, "msg_1"),
 		Update: domain.MarketplaceOrderUpdate{Marketplace: "etsy", AccountID: "42", MarketplaceOrderID: "54321", Kind: "order.paid", Status: "paid"}}
 	note := commands.RecordMarketplaceNotification{ShopID: shop, EventID: eventlog.DeterministicID("marketplace", "etsy", shop, "msg_2"),

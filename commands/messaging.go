@@ -221,11 +221,19 @@ func (h *Handler) RecordAccountReview(ctx context.Context, cmd RecordAccountRevi
 // aggregate has a say in what the platform reports. The deterministic id
 // makes a repeat a no-op that answers the first append's result.
 func (h *Handler) recordFact(ctx context.Context, shop, stream string, id uuid.UUID, ev domain.Event, meta Meta) (Result, error) {
-	data, err := h.codec.Encode(ctx, id, shop, ev, h.now(), meta.metadata())
+	return h.appendOne(ctx, shop, stream, eventlog.Any(), id, ev, h.now(), meta)
+}
+
+// appendOne seals ev for shop under id, recorded at at, and appends it to
+// stream at the expected revision, without loading an aggregate: for
+// events whose id, not a decision, makes a repeat a no-op (the log answers
+// a repeated id with the first append's result).
+func (h *Handler) appendOne(ctx context.Context, shop, stream string, expected eventlog.ExpectedRevision, id uuid.UUID, ev domain.Event, at time.Time, meta Meta) (Result, error) {
+	data, err := h.codec.Encode(ctx, id, shop, ev, at, meta.metadata())
 	if err != nil {
 		return Result{}, err
 	}
-	res, err := h.log.Append(ctx, stream, eventlog.Any(), data)
+	res, err := h.log.Append(ctx, stream, expected, data)
 	if err != nil {
 		return Result{}, fmt.Errorf("append to %s: %w", stream, err)
 	}

@@ -3,57 +3,19 @@ package commands_test
 import (
 	"bytes"
 	"context"
-	"path/filepath"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/cgp-platform/cgp/commands"
 	"github.com/cgp-platform/cgp/domain"
-	"github.com/cgp-platform/cgp/envelope"
-	logsqlite "github.com/cgp-platform/cgp/eventlog/sqlite"
-	"github.com/cgp-platform/cgp/vault"
-	vaultsqlite "github.com/cgp-platform/cgp/vault/sqlite"
+	"github.com/cgp-platform/cgp/internal/testenv"
 )
-
-// handlerWithCodec is newHandler with the codec, to read sealed events back.
-func handlerWithCodec(t *testing.T) (*commands.Handler, *logsqlite.Log, *envelope.Codec) {
-	t.Helper()
-	dir := t.TempDir()
-	l, err := logsqlite.Open(logsqlite.Config{Path: filepath.Join(dir, "events.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	v, err := vaultsqlite.Open(vaultsqlite.Config{Path: filepath.Join(dir, "vault.db"), MasterKey: bytes.Repeat([]byte{3}, 32)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { v.Close() })
-	codec := envelope.New(domain.Events(), vault.NewCache(v, 100))
-	return commands.New(l, codec, time.Now), l, codec
-}
-
-// messagingShop creates an account and a shop on plan.
-func messagingShop(t *testing.T, h *commands.Handler, domainName, plan string) string {
-	t.Helper()
-	ctx := context.Background()
-	acc, err := h.CreateAccount(ctx, commands.CreateAccount{Name: "Messaging " + domainName, Plan: plan}, meta)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := h.CreateShop(ctx, commands.CreateShop{AccountID: acc.ID, Domain: domainName, Plan: plan, WebhookSecret: "0123456789abcdef"}, meta)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s.ID
-}
 
 func TestConnectWhatsAppClaimsTheAccount(t *testing.T) {
 	h, l := newHandler(t)
 	ctx := context.Background()
-	a := messagingShop(t, h, "wa-a.example.com", "growth")
-	b := messagingShop(t, h, "wa-b.example.com", "growth")
+	a := newShop(t, h, "wa-a.example.com", "growth")
+	b := newShop(t, h, "wa-b.example.com", "growth")
 	cmd := commands.ConnectWhatsApp{ShopID: a, BusinessAccountID: "102290129340398", PhoneNumberID: "106540352242922",
 		AppSecret: "app-secret-0123456789abcdef", VerifyToken: "verify-token-1"}
 	first, err := h.ConnectWhatsApp(ctx, cmd, meta)
@@ -86,7 +48,7 @@ func TestConnectWhatsAppClaimsTheAccount(t *testing.T) {
 	}
 
 	// Two shops racing for a new account: one wins, the other conflicts.
-	c := messagingShop(t, h, "wa-c.example.com", "growth")
+	c := newShop(t, h, "wa-c.example.com", "growth")
 	var wg sync.WaitGroup
 	errs := make([]error, 2)
 	for i, shop := range []string{b, c} {
@@ -109,7 +71,7 @@ func TestConnectWhatsAppClaimsTheAccount(t *testing.T) {
 func TestConnectMessagingProvider(t *testing.T) {
 	h, l := newHandler(t)
 	ctx := context.Background()
-	shop := messagingShop(t, h, "prov.example.com", "growth")
+	shop := newShop(t, h, "prov.example.com", "growth")
 	first, err := h.ConnectMessagingProvider(ctx, commands.ConnectMessagingProvider{ShopID: shop, Provider: "twilio"}, meta)
 	if err != nil || !domain.ValidProviderToken(first.Token) || first.Rotated {
 		t.Fatalf("connect: %+v %v", first, err)
@@ -128,9 +90,10 @@ func TestConnectMessagingProvider(t *testing.T) {
 }
 
 func TestReceiveWhatsAppMessageQueuesByCurrentPlanOnce(t *testing.T) {
-	h, l, codec := handlerWithCodec(t)
+	core := testenv.New(t, nil)
+	h, l, codec := core.Commands, core.Log, core.Codec
 	ctx := context.Background()
-	shop := messagingShop(t, h, "queue.example.com", "growth")
+	shop := newShop(t, h, "queue.example.com", "growth")
 	msg := domain.InboundMessage{BusinessAccountID: "1", MessageID: "wamid.A", From: "16505551234", Type: "text", Text: "where is my order"}
 	res, err := h.ReceiveWhatsAppMessage(ctx, commands.ReceiveWhatsAppMessage{ShopID: shop, Message: msg}, meta)
 	if err != nil {
@@ -176,7 +139,7 @@ func TestReceiveWhatsAppMessageQueuesByCurrentPlanOnce(t *testing.T) {
 func TestRecordedFactsAppendOnce(t *testing.T) {
 	h, l := newHandler(t)
 	ctx := context.Background()
-	shop := messagingShop(t, h, "facts.example.com", "growth")
+	shop := newShop(t, h, "facts.example.com", "growth")
 	status := commands.RecordMessageStatus{ShopID: shop, Status: domain.MessageStatus{Source: "whatsapp", MessageID: "wamid.X", Status: "delivered", RecipientID: "1555"}}
 	var wg sync.WaitGroup
 	for i := 0; i < 16; i++ {

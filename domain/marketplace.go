@@ -271,11 +271,7 @@ func (o *MarketplaceOrder) Record(shopID string, in MarketplaceOrderUpdate, now 
 	if o.Exists && o.ShopID != shopID {
 		return nil, Conflict("marketplace order belongs to another shop")
 	}
-	ev, err := NewMarketplaceOrderRecorded(shopID, in, now)
-	if err != nil {
-		return nil, err
-	}
-	return ev, nil
+	return NewMarketplaceOrderRecorded(shopID, in, now)
 }
 
 // NewMarketplaceOrderRecorded validates an order update: an order id, a
@@ -300,14 +296,10 @@ func NewMarketplaceOrderRecorded(shopID string, in MarketplaceOrderUpdate, now t
 	if in.Total != nil && *in.Total < 0 {
 		return nil, Invalid("total", "total must not be negative")
 	}
-	at := in.OccurredAt
-	if at.IsZero() {
-		at = now
-	}
 	return &MarketplaceOrderRecorded{
 		OrderID: MarketplaceOrderID(shopID, in.Marketplace, in.MarketplaceOrderID), ShopID: shopID,
 		Marketplace: in.Marketplace, AccountID: in.AccountID, MarketplaceOrderID: in.MarketplaceOrderID,
-		Kind: in.Kind, Status: in.Status, Total: in.Total, Currency: currency, OccurredAt: at.UTC(),
+		Kind: in.Kind, Status: in.Status, Total: in.Total, Currency: currency, OccurredAt: orNow(in.OccurredAt, now),
 	}, nil
 }
 
@@ -332,12 +324,8 @@ func NewMarketplaceNotificationReceived(shopID string, in MarketplaceNotice, now
 	if in.ResourceID != "" && !validMarketplaceText(in.ResourceID, MaxMarketplaceIDLength) {
 		return nil, Invalid("resource_id", "resource id must be at most %d printable characters", MaxMarketplaceIDLength)
 	}
-	at := in.OccurredAt
-	if at.IsZero() {
-		at = now
-	}
 	return &MarketplaceNotificationReceived{ShopID: shopID, Marketplace: in.Marketplace, AccountID: in.AccountID,
-		Kind: in.Kind, ResourceID: in.ResourceID, OccurredAt: at.UTC()}, nil
+		Kind: in.Kind, ResourceID: in.ResourceID, OccurredAt: orNow(in.OccurredAt, now)}, nil
 }
 
 // normalizeCurrency upper-cases an ISO 4217 code; "" stays "".

@@ -5,5 +5,9 @@
 // (embedded). The contract every adapter passes lives in
 // readmodel/readmodeltest.
 //
-// It imports the standard library, eventlog and github.com/google/uuid.
+// It also holds what projectors and their queries share to store values in
+// columns and read them back (Micros and Time, JSONText, FindError, List).
+//
+// It imports the standard library, eventlog, domain (for its errors) and
+// github.com/google/uuid.
 package readmodel

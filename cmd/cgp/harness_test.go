@@ -200,6 +200,43 @@ func do(t *testing.T, method, url string, body []byte, headers map[string]string
 	return response{status: resp.StatusCode, header: resp.Header, body: b, req: req, resp: resp}
 }
 
+// postConcurrently posts the same body with the same headers to url from n
+// goroutines at once, and fails unless every post is answered 200: a
+// repeat of a delivery racing the first is acknowledged like it.
+func postConcurrently(t *testing.T, n int, url string, headers map[string]string, body []byte) {
+	t.Helper()
+	var wg sync.WaitGroup
+	statuses := make(chan int, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+			if err != nil {
+				statuses <- 0
+				return
+			}
+			for k, v := range headers {
+				req.Header.Set(k, v)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				statuses <- 0
+				return
+			}
+			resp.Body.Close()
+			statuses <- resp.StatusCode
+		}()
+	}
+	wg.Wait()
+	close(statuses)
+	for st := range statuses {
+		if st != http.StatusOK {
+			t.Fatalf("%d concurrent posts to %s: one got %d, want 200", n, url, st)
+		}
+	}
+}
+
 func (s *testServer) get(t *testing.T, path, token string, extra ...string) response {
 	t.Helper()
 	h := map[string]string{}

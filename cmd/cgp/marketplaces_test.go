@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -282,32 +281,7 @@ func TestMarketplaceDeduplication(t *testing.T) {
 		// Concurrent repeats of another.
 		body = sl.order("dlv-conc-"+sl.marketplace, sl.account, "8002", "paid")
 		h := sl.sign(t, sl.secret, sl.account, "dlv-conc-"+sl.marketplace, time.Now(), body)
-		var wg sync.WaitGroup
-		statuses := make(chan int, 16)
-		for i := 0; i < 16; i++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				req, _ := http.NewRequest(http.MethodPost, s.base+"/webhooks/marketplaces/"+sl.marketplace, bytes.NewReader(body))
-				for k, val := range h {
-					req.Header.Set(k, val)
-				}
-				resp, err := http.DefaultClient.Do(req)
-				if err != nil {
-					statuses <- 0
-					return
-				}
-				resp.Body.Close()
-				statuses <- resp.StatusCode
-			}()
-		}
-		wg.Wait()
-		close(statuses)
-		for st := range statuses {
-			if st != 200 {
-				t.Fatalf("%s: a concurrent duplicate got %d", sl.marketplace, st)
-			}
-		}
+		postConcurrently(t, 16, s.base+"/webhooks/marketplaces/"+sl.marketplace, h, body)
 		concurrent[sl.marketplace] = eventlog.DeterministicID("marketplace", sl.marketplace, tn.shopID, "dlv-conc-"+sl.marketplace).String()
 	}
 	events := readLog(t, dir)

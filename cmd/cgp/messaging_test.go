@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -489,31 +488,8 @@ func TestWhatsAppDeduplication(t *testing.T) {
 	}
 	// Concurrent repeats of one new status.
 	body := waFixture(t, "statuses_read", wt.waba)
-	var wg sync.WaitGroup
-	statuses := make(chan int, 16)
-	for i := 0; i < 16; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			req, _ := http.NewRequest(http.MethodPost, s.base+whatsapp.Path, bytes.NewReader(body))
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set(whatsapp.HeaderSignature, whatsapp.Sign([]byte(wt.appSecret), body))
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				statuses <- 0
-				return
-			}
-			resp.Body.Close()
-			statuses <- resp.StatusCode
-		}()
-	}
-	wg.Wait()
-	close(statuses)
-	for st := range statuses {
-		if st != 200 {
-			t.Fatalf("a concurrent repeat got %d", st)
-		}
-	}
+	postConcurrently(t, 16, s.base+whatsapp.Path, map[string]string{"Content-Type": "application/json",
+		whatsapp.HeaderSignature: whatsapp.Sign([]byte(wt.appSecret), body)}, body)
 	after := readLog(t, dir)
 	if len(after) != len(first)+1 {
 		t.Fatalf("repeats appended %d events, want only the one read status", len(after)-len(first))

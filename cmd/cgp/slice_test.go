@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -294,32 +293,7 @@ func TestWebhookDeduplication(t *testing.T) {
 	}
 	// Concurrent repeats of another delivery.
 	concID := eventlog.DeterministicID("commerce", tn.shopID, "dlv-conc").String()
-	var wg sync.WaitGroup
-	statuses := make(chan int, 24)
-	for i := 0; i < 24; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			req, _ := http.NewRequest(http.MethodPost, s.base+"/webhooks/events", strings.NewReader(string(body)))
-			for k, v := range webhookHeaders(tn, "customers/update", "dlv-conc", body) {
-				req.Header.Set(k, v)
-			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				statuses <- 0
-				return
-			}
-			resp.Body.Close()
-			statuses <- resp.StatusCode
-		}()
-	}
-	wg.Wait()
-	close(statuses)
-	for st := range statuses {
-		if st != 200 {
-			t.Fatalf("a concurrent duplicate got %d", st)
-		}
-	}
+	postConcurrently(t, 24, s.base+"/webhooks/events", webhookHeaders(tn, "customers/update", "dlv-conc", body), body)
 	// Across a restart.
 	s.stop()
 	s = startServer(t, dir)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cgp-platform/cgp/domain"
+	"github.com/cgp-platform/cgp/ingest/payload"
 )
 
 // Standard Webhooks headers (https://www.standardwebhooks.com).
@@ -66,7 +67,7 @@ type etsyCash struct {
 // about the resource of resource_url.
 func parseEtsy(body []byte, sentAt time.Time) (Notice, error) {
 	var p etsyPayload
-	if err := decode(body, &p); err != nil {
+	if err := payload.Decode(body, &p); err != nil {
 		return Notice{}, err
 	}
 	if strings.TrimSpace(p.EventType) == "" {

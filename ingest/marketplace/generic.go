@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cgp-platform/cgp/domain"
+	"github.com/cgp-platform/cgp/ingest/payload"
 )
 
 // Headers of the generic contract.
@@ -55,7 +56,7 @@ type genericPayload struct {
 // parseGeneric maps a generic body.
 func parseGeneric(body []byte, _ time.Time) (Notice, error) {
 	var p genericPayload
-	if err := decode(body, &p); err != nil {
+	if err := payload.Decode(body, &p); err != nil {
 		return Notice{}, err
 	}
 	if strings.TrimSpace(p.Type) == "" {

@@ -1,7 +1,6 @@
 package marketplace
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"strconv"
@@ -9,41 +8,21 @@ import (
 	"time"
 
 	"github.com/cgp-platform/cgp/domain"
+	"github.com/cgp-platform/cgp/ingest/payload"
 )
 
 // Helpers shared by the payload parsers.
 
-// decode unmarshals a payload; any failure is a validation failure of the
-// body, so the delivery is recorded as unprocessable.
-func decode(body []byte, v any) error {
-	if err := json.Unmarshal(body, v); err != nil {
-		return &domain.Error{Code: domain.CodeInvalid, Field: "body", Message: "the payload does not fit the contract", Err: err}
-	}
-	return nil
-}
-
-// flexID is an identifier sent as a JSON string or number.
+// flexID is an identifier sent as a JSON string or number, trimmed.
 type flexID string
 
 // UnmarshalJSON implements json.Unmarshaler.
 func (f *flexID) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	switch {
-	case bytes.Equal(b, []byte("null")):
-		*f = ""
-	case len(b) > 0 && b[0] == '"':
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		*f = flexID(strings.TrimSpace(s))
-	default:
-		var n json.Number
-		if err := json.Unmarshal(b, &n); err != nil {
-			return errors.New("an id must be a string or a number")
-		}
-		*f = flexID(n.String())
+	var t payload.Text
+	if err := t.UnmarshalJSON(b); err != nil {
+		return errors.New("an id must be a string or a number")
 	}
+	*f = flexID(strings.TrimSpace(string(t)))
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/cgp-platform/cgp/domain"
+	"github.com/cgp-platform/cgp/ingest/payload"
 )
 
 // HeaderAuthorization carries TikTok Shop's signature.
@@ -60,7 +61,7 @@ type tiktokPayload struct {
 // its data names.
 func parseTikTok(body []byte, _ time.Time) (Notice, error) {
 	var p tiktokPayload
-	if err := decode(body, &p); err != nil {
+	if err := payload.Decode(body, &p); err != nil {
 		return Notice{}, err
 	}
 	if p.Type == "" {

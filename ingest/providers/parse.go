@@ -1,15 +1,13 @@
 package providers
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
-	"io"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/cgp-platform/cgp/domain"
+	"github.com/cgp-platform/cgp/ingest/payload"
 )
 
 // Callback is a provider's delivery callback: the statuses of messages it
@@ -20,10 +18,10 @@ type Callback struct {
 
 type rawCallback struct {
 	Statuses []struct {
-		MessageID string    `json:"message_id"`
-		Status    string    `json:"status"`
-		Timestamp timestamp `json:"timestamp"`
-		ErrorCode code      `json:"error_code"`
+		MessageID string       `json:"message_id"`
+		Status    string       `json:"status"`
+		Timestamp timestamp    `json:"timestamp"`
+		ErrorCode payload.Text `json:"error_code"`
 	} `json:"statuses"`
 }
 
@@ -37,12 +35,8 @@ type rawCallback struct {
 // each status are checked by the command that records it.
 func Parse(provider string, body []byte) (*Callback, error) {
 	var raw rawCallback
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(&raw); err != nil {
-		return nil, domain.Invalid("body", "malformed payload")
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, domain.Invalid("body", "trailing data after payload")
+	if err := payload.Decode(body, &raw); err != nil {
+		return nil, err
 	}
 	if raw.Statuses == nil {
 		return nil, domain.Invalid("statuses", "statuses is required")
@@ -64,7 +58,7 @@ type timestamp time.Time
 
 // UnmarshalJSON accepts an RFC 3339 string, epoch seconds or null.
 func (t *timestamp) UnmarshalJSON(b []byte) error {
-	var c code
+	var c payload.Text
 	if err := c.UnmarshalJSON(b); err != nil {
 		return err
 	}
@@ -85,30 +79,5 @@ func (t *timestamp) UnmarshalJSON(b []byte) error {
 		return errors.New("timestamp must be RFC 3339 or epoch seconds")
 	}
 	*t = timestamp(v.UTC())
-	return nil
-}
-
-// code is a value sent as a JSON string or number.
-type code string
-
-// UnmarshalJSON accepts a string, a number or null.
-func (c *code) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	switch {
-	case bytes.Equal(b, []byte("null")):
-		*c = ""
-	case len(b) > 0 && b[0] == '"':
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		*c = code(s)
-	default:
-		var n json.Number
-		if err := json.Unmarshal(b, &n); err != nil {
-			return err
-		}
-		*c = code(n.String())
-	}
 	return nil
 }

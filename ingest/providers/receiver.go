@@ -141,25 +141,11 @@ func (rc *Receiver) mapCallback(ctx context.Context, conn *Connection, provider 
 	if len(cb.Statuses) == 0 {
 		return commands.Result{}, ingest.Ignore{Detail: "no statuses"}
 	}
-	var last commands.Result
-	var clientErr error
+	var o ingest.Outcome
 	for _, st := range cb.Statuses {
-		res, err := rc.rec.RecordMessageStatus(ctx, commands.RecordMessageStatus{ShopID: conn.ShopID, Status: st}, meta)
-		switch {
-		case err == nil:
-			if res.Position > last.Position {
-				last = res
-			}
-		case domain.ErrorCode(err) == domain.CodeInvalid:
-			if clientErr == nil {
-				clientErr = err
-			}
-		default:
+		if err := o.Add(rc.rec.RecordMessageStatus(ctx, commands.RecordMessageStatus{ShopID: conn.ShopID, Status: st}, meta)); err != nil {
 			return commands.Result{}, err
 		}
 	}
-	if clientErr != nil {
-		return commands.Result{}, clientErr
-	}
-	return last, nil
+	return o.Result()
 }

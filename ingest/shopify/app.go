@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cgp-platform/cgp/domain"
+	"github.com/cgp-platform/cgp/ingest/payload"
 )
 
 // Theme roles as the platform names them.
@@ -39,7 +40,7 @@ func ParseTheme(body []byte) (Theme, error) {
 		CreatedAt string      `json:"created_at"`
 		UpdatedAt string      `json:"updated_at"`
 	}
-	if err := decode(body, &r); err != nil {
+	if err := payload.Decode(body, &r); err != nil {
 		return Theme{}, err
 	}
 	var c conv
@@ -85,7 +86,7 @@ func ParseAppSubscription(body []byte) (AppSubscription, error) {
 			CappedAmount          decimal `json:"capped_amount"`
 		} `json:"app_subscription"`
 	}
-	if err := decode(body, &r); err != nil {
+	if err := payload.Decode(body, &r); err != nil {
 		return AppSubscription{}, err
 	}
 	var c conv
@@ -121,7 +122,7 @@ func ParseAppUninstalled(body []byte) (Shop, error) {
 		Domain          string      `json:"domain"`
 		MyshopifyDomain string      `json:"myshopify_domain"`
 	}
-	if err := decode(body, &r); err != nil {
+	if err := payload.Decode(body, &r); err != nil {
 		return Shop{}, err
 	}
 	var c conv
@@ -154,7 +155,7 @@ func ParseScopesUpdate(body []byte) (ScopesUpdate, error) {
 		Current   []string    `json:"current"`
 		UpdatedAt string      `json:"updated_at"`
 	}
-	if err := decode(body, &r); err != nil {
+	if err := payload.Decode(body, &r); err != nil {
 		return ScopesUpdate{}, err
 	}
 	var c conv

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cgp-platform/cgp/domain"
+	"github.com/cgp-platform/cgp/ingest/payload"
 )
 
 // Cart is a carts/create or carts/update payload.
@@ -52,7 +53,7 @@ type rawCart struct {
 // payload with neither id nor token.
 func ParseCart(body []byte) (Cart, error) {
 	var r rawCart
-	if err := decode(body, &r); err != nil {
+	if err := payload.Decode(body, &r); err != nil {
 		return Cart{}, err
 	}
 	var c conv
@@ -128,7 +129,7 @@ type rawCheckout struct {
 // rejects a payload without a checkout id.
 func ParseCheckout(body []byte) (Checkout, error) {
 	var r rawCheckout
-	if err := decode(body, &r); err != nil {
+	if err := payload.Decode(body, &r); err != nil {
 		return Checkout{}, err
 	}
 	var c conv

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cgp-platform/cgp/domain"
+	"github.com/cgp-platform/cgp/ingest/payload"
 )
 
 // Product is a products/create or products/update payload.
@@ -54,7 +55,7 @@ type rawProduct struct {
 // rejects a payload without a product id or with a variant without its id.
 func ParseProduct(body []byte) (Product, error) {
 	var r rawProduct
-	if err := decode(body, &r); err != nil {
+	if err := payload.Decode(body, &r); err != nil {
 		return Product{}, err
 	}
 	var c conv
@@ -96,7 +97,7 @@ func ParseProductDeletion(body []byte) (ProductDeletion, error) {
 	var r struct {
 		ID json.Number `json:"id"`
 	}
-	if err := decode(body, &r); err != nil {
+	if err := payload.Decode(body, &r); err != nil {
 		return ProductDeletion{}, err
 	}
 	var c conv
@@ -126,7 +127,7 @@ func ParseInventoryLevel(body []byte) (InventoryLevel, error) {
 		Available       *int        `json:"available"`
 		UpdatedAt       string      `json:"updated_at"`
 	}
-	if err := decode(body, &r); err != nil {
+	if err := payload.Decode(body, &r); err != nil {
 		return InventoryLevel{}, err
 	}
 	var c conv

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cgp-platform/cgp/domain"
+	"github.com/cgp-platform/cgp/ingest/payload"
 )
 
 // Customer is a customers/create or customers/update payload, as far as
@@ -92,7 +93,7 @@ func ParseCustomerProfile(body []byte) (domain.CustomerProfile, error) {
 
 func parseCustomer(body []byte) (Customer, rawCustomer, error) {
 	var r rawCustomer
-	if err := decode(body, &r); err != nil {
+	if err := payload.Decode(body, &r); err != nil {
 		return Customer{}, r, err
 	}
 	var c conv

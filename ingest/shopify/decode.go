@@ -1,56 +1,18 @@
 package shopify
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
-	"io"
 	"strings"
 	"time"
 
 	"github.com/cgp-platform/cgp/domain"
+	"github.com/cgp-platform/cgp/ingest/payload"
 )
-
-// decode reads one JSON value from body into v, keeping numbers as
-// json.Number, and rejects trailing data.
-func decode(body []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	if err := dec.Decode(v); err != nil {
-		return domain.Invalid("body", "malformed payload")
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return domain.Invalid("body", "trailing data after payload")
-	}
-	return nil
-}
 
 // decimal is a money value as the platform sends it: usually a JSON string
 // ("19.90"), in some payloads a JSON number (19.9), or null. It keeps the
 // text for domain.ParseAmount so no float rounding happens.
-type decimal string
-
-// UnmarshalJSON accepts a JSON string, number or null.
-func (d *decimal) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	switch {
-	case bytes.Equal(b, []byte("null")):
-		*d = ""
-	case len(b) > 0 && b[0] == '"':
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		*d = decimal(s)
-	default:
-		var n json.Number
-		if err := json.Unmarshal(b, &n); err != nil {
-			return err
-		}
-		*d = decimal(n)
-	}
-	return nil
-}
+type decimal = payload.Text
 
 // conv converts raw payload fields, keeping the first failure so a parser
 // reads as a list of fields and checks the error once.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cgp-platform/cgp/domain"
+	"github.com/cgp-platform/cgp/ingest/payload"
 )
 
 // Order is an orders/create, orders/updated, orders/paid or
@@ -103,7 +104,7 @@ type rawOrder struct {
 // any malformed id, amount or timestamp.
 func ParseOrder(body []byte) (Order, error) {
 	var r rawOrder
-	if err := decode(body, &r); err != nil {
+	if err := payload.Decode(body, &r); err != nil {
 		return Order{}, err
 	}
 	var c conv
@@ -234,7 +235,7 @@ type rawRefund struct {
 // its refund id or order id.
 func ParseRefund(body []byte) (Refund, error) {
 	var r rawRefund
-	if err := decode(body, &r); err != nil {
+	if err := payload.Decode(body, &r); err != nil {
 		return Refund{}, err
 	}
 	var c conv

@@ -1,6 +1,10 @@
 package shopify
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/cgp-platform/cgp/ingest/payload"
+)
 
 // PrivacyCustomer is the customer a privacy request is about. Email and
 // Phone are personal data.
@@ -59,7 +63,7 @@ func ParseDataRequest(body []byte) (DataRequest, error) {
 			ID json.Number `json:"id"`
 		} `json:"data_request"`
 	}
-	if err := decode(body, &r); err != nil {
+	if err := payload.Decode(body, &r); err != nil {
 		return DataRequest{}, err
 	}
 	var c conv
@@ -87,7 +91,7 @@ func ParseCustomerRedact(body []byte) (CustomerRedact, error) {
 		Customer       *rawPrivacyCustomer `json:"customer"`
 		OrdersToRedact []json.Number       `json:"orders_to_redact"`
 	}
-	if err := decode(body, &r); err != nil {
+	if err := payload.Decode(body, &r); err != nil {
 		return CustomerRedact{}, err
 	}
 	var c conv
@@ -110,7 +114,7 @@ func ParseShopRedact(body []byte) (ShopRedact, error) {
 		ShopID     json.Number `json:"shop_id"`
 		ShopDomain string      `json:"shop_domain"`
 	}
-	if err := decode(body, &r); err != nil {
+	if err := payload.Decode(body, &r); err != nil {
 		return ShopRedact{}, err
 	}
 	var c conv

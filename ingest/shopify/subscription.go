@@ -3,6 +3,8 @@ package shopify
 import (
 	"encoding/json"
 	"strings"
+
+	"github.com/cgp-platform/cgp/ingest/payload"
 )
 
 // SubscriptionContract is a subscription_contracts/create or
@@ -40,7 +42,7 @@ func ParseSubscriptionContract(body []byte) (SubscriptionContract, error) {
 		OriginOrderID json.Number `json:"origin_order_id"`
 		CurrencyCode  string      `json:"currency_code"`
 	}
-	if err := decode(body, &r); err != nil {
+	if err := payload.Decode(body, &r); err != nil {
 		return SubscriptionContract{}, err
 	}
 	var c conv
@@ -86,7 +88,7 @@ func ParseBillingAttempt(body []byte) (BillingAttempt, error) {
 		ErrorCode              string      `json:"error_code"`
 		IdempotencyKey         string      `json:"idempotency_key"`
 	}
-	if err := decode(body, &r); err != nil {
+	if err := payload.Decode(body, &r); err != nil {
 		return BillingAttempt{}, err
 	}
 	var c conv

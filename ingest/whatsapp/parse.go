@@ -1,15 +1,14 @@
 package whatsapp
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/cgp-platform/cgp/domain"
+	"github.com/cgp-platform/cgp/ingest/payload"
 )
 
 // Change fields the service maps; any other field is recorded as a
@@ -52,8 +51,8 @@ type rawNotification struct {
 }
 
 type rawEntry struct {
-	ID      flexString `json:"id"`
-	Time    epoch      `json:"time"`
+	ID      payload.Text `json:"id"`
+	Time    epoch        `json:"time"`
 	Changes []struct {
 		Field string          `json:"field"`
 		Value json.RawMessage `json:"value"`
@@ -65,7 +64,7 @@ type rawEntry struct {
 // entry, an entry without a numeric id, a change without a field.
 func Parse(body []byte) (*Notification, error) {
 	var raw rawNotification
-	if err := decode(body, &raw, "body"); err != nil {
+	if err := payload.Decode(body, &raw); err != nil {
 		return nil, err
 	}
 	if len(raw.Entry) == 0 {
@@ -74,7 +73,7 @@ func Parse(body []byte) (*Notification, error) {
 	n := &Notification{Object: raw.Object, Entries: make([]Entry, 0, len(raw.Entry))}
 	for _, er := range raw.Entry {
 		var re rawEntry
-		if err := decode(er, &re, "entry"); err != nil {
+		if err := payload.DecodeField(er, &re, "entry"); err != nil {
 			return nil, err
 		}
 		if !domain.ValidMetaID(string(re.ID)) {
@@ -103,8 +102,8 @@ type Messages struct {
 
 type rawMessages struct {
 	Metadata struct {
-		DisplayPhoneNumber string     `json:"display_phone_number"`
-		PhoneNumberID      flexString `json:"phone_number_id"`
+		DisplayPhoneNumber string       `json:"display_phone_number"`
+		PhoneNumberID      payload.Text `json:"phone_number_id"`
 	} `json:"metadata"`
 	Contacts []struct {
 		Profile struct {
@@ -171,8 +170,8 @@ type rawStatus struct {
 	Timestamp   epoch  `json:"timestamp"`
 	RecipientID string `json:"recipient_id"`
 	Errors      []struct {
-		Code  flexString `json:"code"`
-		Title string     `json:"title"`
+		Code  payload.Text `json:"code"`
+		Title string       `json:"title"`
 	} `json:"errors"`
 }
 
@@ -181,7 +180,7 @@ type rawStatus struct {
 // the same wa_id.
 func ParseMessages(businessAccountID string, value json.RawMessage) (*Messages, error) {
 	var raw rawMessages
-	if err := decode(value, &raw, "messages"); err != nil {
+	if err := payload.DecodeField(value, &raw, "messages"); err != nil {
 		return nil, err
 	}
 	names := make(map[string]string, len(raw.Contacts))
@@ -211,13 +210,13 @@ func ParseMessages(businessAccountID string, value json.RawMessage) (*Messages, 
 // change; at is the entry's time.
 func ParseTemplateStatus(businessAccountID string, at time.Time, value json.RawMessage) (domain.TemplateStatus, error) {
 	var raw struct {
-		Event    string     `json:"event"`
-		ID       flexString `json:"message_template_id"`
-		Name     string     `json:"message_template_name"`
-		Language string     `json:"message_template_language"`
-		Reason   *string    `json:"reason"`
+		Event    string       `json:"event"`
+		ID       payload.Text `json:"message_template_id"`
+		Name     string       `json:"message_template_name"`
+		Language string       `json:"message_template_language"`
+		Reason   *string      `json:"reason"`
 	}
-	if err := decode(value, &raw, FieldTemplateStatus); err != nil {
+	if err := payload.DecodeField(value, &raw, FieldTemplateStatus); err != nil {
 		return domain.TemplateStatus{}, err
 	}
 	ts := domain.TemplateStatus{BusinessAccountID: businessAccountID, TemplateID: string(raw.ID), Name: raw.Name,
@@ -233,13 +232,13 @@ func ParseTemplateStatus(businessAccountID string, at time.Time, value json.RawM
 // platform's own payload does not carry one; some senders add it).
 func ParseQualityUpdate(businessAccountID string, at time.Time, value json.RawMessage) (domain.PhoneQuality, error) {
 	var raw struct {
-		DisplayPhoneNumber flexString `json:"display_phone_number"`
-		Event              string     `json:"event"`
-		CurrentLimit       string     `json:"current_limit"`
-		OldLimit           string     `json:"old_limit"`
-		QualityRating      string     `json:"quality_rating"`
+		DisplayPhoneNumber payload.Text `json:"display_phone_number"`
+		Event              string       `json:"event"`
+		CurrentLimit       string       `json:"current_limit"`
+		OldLimit           string       `json:"old_limit"`
+		QualityRating      string       `json:"quality_rating"`
 	}
-	if err := decode(value, &raw, FieldQuality); err != nil {
+	if err := payload.DecodeField(value, &raw, FieldQuality); err != nil {
 		return domain.PhoneQuality{}, err
 	}
 	return domain.PhoneQuality{BusinessAccountID: businessAccountID, DisplayPhoneNumber: string(raw.DisplayPhoneNumber),
@@ -250,8 +249,8 @@ func ParseQualityUpdate(businessAccountID string, at time.Time, value json.RawMe
 // entry's time.
 func ParseAccountAlert(businessAccountID string, at time.Time, value json.RawMessage) (domain.AccountAlert, error) {
 	var raw struct {
-		EntityType string     `json:"entity_type"`
-		EntityID   flexString `json:"entity_id"`
+		EntityType string       `json:"entity_type"`
+		EntityID   payload.Text `json:"entity_id"`
 		AlertInfo  struct {
 			Severity    string `json:"alert_severity"`
 			Status      string `json:"alert_status"`
@@ -259,7 +258,7 @@ func ParseAccountAlert(businessAccountID string, at time.Time, value json.RawMes
 			Description string `json:"alert_description"`
 		} `json:"alert_info"`
 	}
-	if err := decode(value, &raw, FieldAccountAlerts); err != nil {
+	if err := payload.DecodeField(value, &raw, FieldAccountAlerts); err != nil {
 		return domain.AccountAlert{}, err
 	}
 	return domain.AccountAlert{BusinessAccountID: businessAccountID, EntityType: raw.EntityType, EntityID: string(raw.EntityID),
@@ -272,48 +271,10 @@ func ParseAccountReview(value json.RawMessage) (string, error) {
 	var raw struct {
 		Decision string `json:"decision"`
 	}
-	if err := decode(value, &raw, FieldAccountReview); err != nil {
+	if err := payload.DecodeField(value, &raw, FieldAccountReview); err != nil {
 		return "", err
 	}
 	return raw.Decision, nil
-}
-
-// decode reads exactly one JSON value of b into v; any failure is a
-// validation error on field.
-func decode(b []byte, v any, field string) error {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if err := dec.Decode(v); err != nil {
-		return domain.Invalid(field, "malformed payload")
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return domain.Invalid(field, "trailing data after payload")
-	}
-	return nil
-}
-
-// flexString is an id the platform sends as a JSON string or number.
-type flexString string
-
-// UnmarshalJSON accepts a string, a number or null.
-func (f *flexString) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	switch {
-	case bytes.Equal(b, []byte("null")):
-		*f = ""
-	case len(b) > 0 && b[0] == '"':
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		*f = flexString(s)
-	default:
-		var n json.Number
-		if err := json.Unmarshal(b, &n); err != nil {
-			return err
-		}
-		*f = flexString(n.String())
-	}
-	return nil
 }
 
 // maxEpoch bounds epoch-second timestamps (the year 5138): a larger value
@@ -326,7 +287,7 @@ type epoch int64
 
 // UnmarshalJSON accepts a number, a numeric string or null.
 func (e *epoch) UnmarshalJSON(b []byte) error {
-	var f flexString
+	var f payload.Text
 	if err := f.UnmarshalJSON(b); err != nil {
 		return err
 	}

@@ -246,89 +246,39 @@ func topic(e Entry) string {
 	return t
 }
 
-// outcome gathers the results of one entry's commands: the furthest
-// position, the first client error (the payload does not fit) and whether
-// some change was not mapped. A server error ends the entry at once.
-type outcome struct {
-	res       commands.Result
-	clientErr error
-	unhandled bool
-}
-
-// add takes one command's result; it returns err when the log could not
-// take the write (the sender must retry).
-func (o *outcome) add(res commands.Result, err error) error {
-	switch {
-	case err == nil:
-		if res.Position > o.res.Position {
-			o.res = res
-		}
-	case errors.Is(err, ingest.ErrUnhandled):
-		o.unhandled = true
-	case isClientError(err):
-		if o.clientErr == nil {
-			o.clientErr = err
-		}
-	default:
-		return err
-	}
-	return nil
-}
-
-// result is the entry's answer to ingest.Process: a client error records
-// the entry as unprocessable, an unmapped change as unhandled (the mapped
-// changes are in the log either way, and their repeat appends nothing).
-func (o *outcome) result() (commands.Result, error) {
-	switch {
-	case o.clientErr != nil:
-		return commands.Result{}, o.clientErr
-	case o.unhandled:
-		return commands.Result{}, ingest.ErrUnhandled
-	}
-	return o.res, nil
-}
-
-func isClientError(err error) bool {
-	switch domain.ErrorCode(err) {
-	case domain.CodeInvalid, domain.CodeNotFound, domain.CodeConflict, domain.CodeForbidden:
-		return true
-	}
-	return false
-}
-
 // mapEntry maps every change of an entry.
 func (rc *Receiver) mapEntry(ctx context.Context, shop string, e Entry, meta commands.Meta) (commands.Result, error) {
 	if len(e.Changes) == 0 {
 		return commands.Result{}, ingest.Ignore{Detail: "entry without changes"}
 	}
-	var o outcome
+	var o ingest.Outcome
 	for _, c := range e.Changes {
 		if err := rc.mapChange(ctx, shop, e, c, meta, &o); err != nil {
 			return commands.Result{}, err
 		}
 	}
-	return o.result()
+	return o.Result()
 }
 
 // mapChange runs the commands of one change, adding their results to o.
-func (rc *Receiver) mapChange(ctx context.Context, shop string, e Entry, c Change, meta commands.Meta, o *outcome) error {
+func (rc *Receiver) mapChange(ctx context.Context, shop string, e Entry, c Change, meta commands.Meta, o *ingest.Outcome) error {
 	switch c.Field {
 	case FieldMessages:
 		m, err := ParseMessages(e.ID, c.Value)
 		if err != nil {
-			return o.add(commands.Result{}, err)
+			return o.Add(commands.Result{}, err)
 		}
 		if len(m.Messages) == 0 && len(m.Statuses) == 0 {
 			// e.g. a value with errors[] only: kept as a delivery.
-			return o.add(commands.Result{}, ingest.ErrUnhandled)
+			return o.Add(commands.Result{}, ingest.ErrUnhandled)
 		}
 		for _, msg := range m.Messages {
-			if err := o.add(rc.rec.ReceiveWhatsAppMessage(ctx, commands.ReceiveWhatsAppMessage{ShopID: shop, Message: msg}, meta)); err != nil {
+			if err := o.Add(rc.rec.ReceiveWhatsAppMessage(ctx, commands.ReceiveWhatsAppMessage{ShopID: shop, Message: msg}, meta)); err != nil {
 				return err
 			}
 		}
 		for _, st := range m.Statuses {
-			if err := o.add(rc.rec.RecordMessageStatus(ctx, commands.RecordMessageStatus{ShopID: shop, Status: st}, meta)); err != nil {
+			if err := o.Add(rc.rec.RecordMessageStatus(ctx, commands.RecordMessageStatus{ShopID: shop, Status: st}, meta)); err != nil {
 				return err
 			}
 		}
@@ -336,28 +286,28 @@ func (rc *Receiver) mapChange(ctx context.Context, shop string, e Entry, c Chang
 	case FieldTemplateStatus:
 		ts, err := ParseTemplateStatus(e.ID, e.Time, c.Value)
 		if err != nil {
-			return o.add(commands.Result{}, err)
+			return o.Add(commands.Result{}, err)
 		}
-		return o.add(rc.rec.RecordTemplateStatus(ctx, commands.RecordTemplateStatus{ShopID: shop, Status: ts}, meta))
+		return o.Add(rc.rec.RecordTemplateStatus(ctx, commands.RecordTemplateStatus{ShopID: shop, Status: ts}, meta))
 	case FieldQuality:
 		q, err := ParseQualityUpdate(e.ID, e.Time, c.Value)
 		if err != nil {
-			return o.add(commands.Result{}, err)
+			return o.Add(commands.Result{}, err)
 		}
-		return o.add(rc.rec.RecordPhoneQuality(ctx, commands.RecordPhoneQuality{ShopID: shop, Quality: q}, meta))
+		return o.Add(rc.rec.RecordPhoneQuality(ctx, commands.RecordPhoneQuality{ShopID: shop, Quality: q}, meta))
 	case FieldAccountAlerts:
 		a, err := ParseAccountAlert(e.ID, e.Time, c.Value)
 		if err != nil {
-			return o.add(commands.Result{}, err)
+			return o.Add(commands.Result{}, err)
 		}
-		return o.add(rc.rec.RecordAccountAlert(ctx, commands.RecordAccountAlert{ShopID: shop, Alert: a}, meta))
+		return o.Add(rc.rec.RecordAccountAlert(ctx, commands.RecordAccountAlert{ShopID: shop, Alert: a}, meta))
 	case FieldAccountReview:
 		decision, err := ParseAccountReview(c.Value)
 		if err != nil {
-			return o.add(commands.Result{}, err)
+			return o.Add(commands.Result{}, err)
 		}
-		return o.add(rc.rec.RecordAccountReview(ctx, commands.RecordAccountReview{ShopID: shop, BusinessAccountID: e.ID,
+		return o.Add(rc.rec.RecordAccountReview(ctx, commands.RecordAccountReview{ShopID: shop, BusinessAccountID: e.ID,
 			Decision: decision, At: e.Time}, meta))
 	}
-	return o.add(commands.Result{}, ingest.ErrUnhandled)
+	return o.Add(commands.Result{}, ingest.ErrUnhandled)
 }

@@ -1,7 +1,10 @@
 // Package testenv builds the write side of the service on real components
 // in a test's temporary directory: the SQLite event log, the SQLite vault
 // behind its cache, the envelope codec and the command handler. Package
-// tests that need the write side use it instead of wiring it again.
+// tests that need the write side use it instead of wiring it again; the
+// read side (a read-model store fed by a projections runtime) comes from
+// Core.ReadSide, and Dump and Golden read a table and check it against a
+// golden file.
 package testenv
 
 import (

@@ -7,9 +7,7 @@ package commerce
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
-	"time"
 
 	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/envelope"
@@ -205,6 +203,7 @@ func Projector(codec *envelope.Codec) projections.Projector {
 	return projections.Projector{
 		Name:       Name,
 		Migrations: migrations,
+		Types:      handledTypes,
 		Handle:     projections.Decoding(codec, handledTypes, apply),
 	}
 }
@@ -222,7 +221,7 @@ func apply(ctx context.Context, tx *sql.Tx, e *eventlog.Event, d envelope.Decode
 		err = applyProduct(ctx, tx, ev, pos)
 	case *domain.ProductDeleted:
 		_, err = tx.ExecContext(ctx, `UPDATE products SET deleted_at = ?, version = ? WHERE product_id = ? AND version < ?`,
-			micros(ev.DeletedAt), pos, ev.ProductID, pos)
+			readmodel.Micros(ev.DeletedAt), pos, ev.ProductID, pos)
 		if err == nil {
 			_, err = tx.ExecContext(ctx, `DELETE FROM product_variants WHERE product_id = ?`, ev.ProductID)
 		}
@@ -233,7 +232,7 @@ func apply(ctx context.Context, tx *sql.Tx, e *eventlog.Event, d envelope.Decode
 		_, err = tx.ExecContext(ctx, `INSERT INTO inventory_levels (level_id, shop_id, inventory_item_id, location_id, available, updated_at, version)
 			VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (level_id) DO UPDATE SET available = excluded.available,
 			updated_at = excluded.updated_at, version = excluded.version WHERE inventory_levels.version < excluded.version`,
-			ev.LevelID, ev.ShopID, ev.InventoryItemID, ev.LocationID, ev.Available, micros(ev.UpdatedAt), pos)
+			ev.LevelID, ev.ShopID, ev.InventoryItemID, ev.LocationID, ev.Available, readmodel.Micros(ev.UpdatedAt), pos)
 	case *domain.CartRecorded:
 		if ev.Stale {
 			return nil
@@ -241,7 +240,7 @@ func apply(ctx context.Context, tx *sql.Tx, e *eventlog.Event, d envelope.Decode
 		_, err = tx.ExecContext(ctx, `INSERT INTO carts (cart_id, shop_id, lines, line_count, total, created_at, updated_at, version)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (cart_id) DO UPDATE SET lines = excluded.lines, line_count = excluded.line_count,
 			total = excluded.total, updated_at = excluded.updated_at, version = excluded.version WHERE carts.version < excluded.version`,
-			ev.CartID, ev.ShopID, jsonText(ev.Lines, "[]"), len(ev.Lines), int64(ev.Total), micros(ev.CreatedAt), micros(ev.UpdatedAt), pos)
+			ev.CartID, ev.ShopID, readmodel.JSONText(ev.Lines, "[]"), len(ev.Lines), int64(ev.Total), readmodel.Micros(ev.CreatedAt), readmodel.Micros(ev.UpdatedAt), pos)
 	case *domain.CheckoutRecorded:
 		err = applyCheckout(ctx, tx, ev, redacted, pos)
 	case *domain.SubscriptionContractRecorded:
@@ -254,20 +253,20 @@ func apply(ctx context.Context, tx *sql.Tx, e *eventlog.Event, d envelope.Decode
 				THEN subscription_contracts.churned_at ELSE 0 END,
 			updated_at = excluded.updated_at, version = excluded.version WHERE subscription_contracts.version < excluded.version`,
 			ev.SubscriptionID, ev.ShopID, ev.ExternalID, ev.CustomerID, ev.Status, ev.Interval, ev.IntervalCount, ev.Currency,
-			ev.OriginOrderID, micros(ev.ChurnedAt), micros(ev.RecordedAt), micros(ev.RecordedAt), pos)
+			ev.OriginOrderID, readmodel.Micros(ev.ChurnedAt), readmodel.Micros(ev.RecordedAt), readmodel.Micros(ev.RecordedAt), pos)
 	case *domain.BillingAttemptRecorded:
 		err = applyBillingAttempt(ctx, tx, ev, pos)
 	case *domain.ThemeRecorded:
 		published := int64(0)
 		if ev.Topic == "themes/publish" {
-			published = micros(ev.UpdatedAt)
+			published = readmodel.Micros(ev.UpdatedAt)
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO themes (theme_id, shop_id, external_id, name, role, last_topic, published_at, updated_at, changes, version)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?) ON CONFLICT (theme_id) DO UPDATE SET name = excluded.name, role = excluded.role,
 			last_topic = excluded.last_topic, published_at = MAX(themes.published_at, excluded.published_at),
 			updated_at = MAX(themes.updated_at, excluded.updated_at), changes = themes.changes + 1, version = excluded.version
 			WHERE themes.version < excluded.version`,
-			ev.ThemeID, ev.ShopID, ev.ExternalID, ev.Name, ev.Role, ev.Topic, published, micros(ev.UpdatedAt), pos)
+			ev.ThemeID, ev.ShopID, ev.ExternalID, ev.Name, ev.Role, ev.Topic, published, readmodel.Micros(ev.UpdatedAt), pos)
 	case *domain.CustomerDataRequested:
 		err = insertPrivacyRequest(ctx, tx, e, ev.ShopID, "customers/data_request", ev.CustomerID, ev.RequestID, ev.OrdersRequested)
 	case *domain.CustomerRedactRequested:
@@ -284,10 +283,6 @@ func apply(ctx context.Context, tx *sql.Tx, e *eventlog.Event, d envelope.Decode
 func applyOrder(ctx context.Context, tx *sql.Tx, ev *domain.OrderRecorded, redacted bool, pos int64) error {
 	if ev.Stale {
 		return nil
-	}
-	var email any
-	if ev.Email != "" {
-		email = ev.Email
 	}
 	_, err := tx.ExecContext(ctx, `
 INSERT INTO orders (order_id, shop_id, external_id, customer_id, name, email, financial_status, fulfillment_status, currency,
@@ -306,18 +301,18 @@ ON CONFLICT (order_id) DO UPDATE SET customer_id = excluded.customer_id, name = 
 	cancelled_at = excluded.cancelled_at, last_topic = excluded.last_topic, snapshots = orders.snapshots + 1,
 	redacted = MAX(orders.redacted, excluded.redacted), version = excluded.version
 WHERE orders.version < excluded.version`,
-		ev.OrderID, ev.ShopID, ev.ExternalID, ev.CustomerID, ev.Name, email, ev.FinancialStatus, ev.FulfillmentStatus, ev.Currency,
+		ev.OrderID, ev.ShopID, ev.ExternalID, ev.CustomerID, ev.Name, readmodel.NullIfEmpty(ev.Email), ev.FinancialStatus, ev.FulfillmentStatus, ev.Currency,
 		int64(ev.TotalPrice), int64(ev.SubtotalPrice), int64(ev.TotalTax), int64(ev.TotalDiscounts), ev.OrderID,
-		jsonText(ev.Lines, "[]"), ev.SourceName, jsonText(ev.DiscountCodes, "[]"), jsonText(ev.Tags, "[]"),
-		ev.LandingSite, ev.ReferringSite, jsonText(ev.UTM, "{}"), jsonText(ev.ClickIDs, "{}"),
-		micros(ev.CreatedAt), micros(ev.UpdatedAt), micros(ev.ProcessedAt), micros(ev.CancelledAt), ev.Topic, redacted, pos)
+		readmodel.JSONText(ev.Lines, "[]"), ev.SourceName, readmodel.JSONText(ev.DiscountCodes, "[]"), readmodel.JSONText(ev.Tags, "[]"),
+		ev.LandingSite, ev.ReferringSite, readmodel.JSONText(ev.UTM, "{}"), readmodel.JSONText(ev.ClickIDs, "{}"),
+		readmodel.Micros(ev.CreatedAt), readmodel.Micros(ev.UpdatedAt), readmodel.Micros(ev.ProcessedAt), readmodel.Micros(ev.CancelledAt), ev.Topic, redacted, pos)
 	return err
 }
 
 func applyRefund(ctx context.Context, tx *sql.Tx, ev *domain.RefundRecorded, pos int64) error {
 	if _, err := tx.ExecContext(ctx, `INSERT INTO refunds (refund_id, shop_id, order_id, amount, currency, lines, created_at, version)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (refund_id) DO NOTHING`,
-		ev.RefundID, ev.ShopID, ev.OrderID, int64(ev.Amount), ev.Currency, jsonText(ev.Lines, "[]"), micros(ev.CreatedAt), pos); err != nil {
+		ev.RefundID, ev.ShopID, ev.OrderID, int64(ev.Amount), ev.Currency, readmodel.JSONText(ev.Lines, "[]"), readmodel.Micros(ev.CreatedAt), pos); err != nil {
 		return err
 	}
 	_, err := tx.ExecContext(ctx, `UPDATE orders SET refunded = (SELECT COALESCE(SUM(amount), 0) FROM refunds WHERE order_id = ?1)
@@ -338,7 +333,7 @@ ON CONFLICT (product_id) DO UPDATE SET title = excluded.title, handle = excluded
 	created_at = excluded.created_at, updated_at = excluded.updated_at, version = excluded.version
 WHERE products.version < excluded.version AND products.deleted_at = 0`,
 		ev.ProductID, ev.ShopID, ev.ExternalID, ev.Title, ev.Handle, ev.Status, ev.Vendor, ev.ProductType,
-		jsonText(ev.Tags, "[]"), jsonText(ev.Variants, "[]"), micros(ev.CreatedAt), micros(ev.UpdatedAt), pos)
+		readmodel.JSONText(ev.Tags, "[]"), readmodel.JSONText(ev.Variants, "[]"), readmodel.Micros(ev.CreatedAt), readmodel.Micros(ev.UpdatedAt), pos)
 	if err != nil {
 		return err
 	}
@@ -364,10 +359,6 @@ func applyCheckout(ctx context.Context, tx *sql.Tx, ev *domain.CheckoutRecorded,
 	if ev.Stale {
 		return nil
 	}
-	var email any
-	if ev.Email != "" {
-		email = ev.Email
-	}
 	_, err := tx.ExecContext(ctx, `
 INSERT INTO checkouts (checkout_id, shop_id, customer_id, cart_id, email, total_price, currency, landing_site, referring_site,
 	utm, click_ids, created_at, updated_at, completed_at, redacted, version)
@@ -378,21 +369,21 @@ ON CONFLICT (checkout_id) DO UPDATE SET customer_id = excluded.customer_id, cart
 	updated_at = excluded.updated_at, completed_at = excluded.completed_at,
 	redacted = MAX(checkouts.redacted, excluded.redacted), version = excluded.version
 WHERE checkouts.version < excluded.version`,
-		ev.CheckoutID, ev.ShopID, ev.CustomerID, ev.CartID, email, int64(ev.TotalPrice), ev.Currency, ev.LandingSite,
-		ev.ReferringSite, jsonText(ev.UTM, "{}"), jsonText(ev.ClickIDs, "{}"), micros(ev.CreatedAt), micros(ev.UpdatedAt),
-		micros(ev.CompletedAt), redacted, pos)
+		ev.CheckoutID, ev.ShopID, ev.CustomerID, ev.CartID, readmodel.NullIfEmpty(ev.Email), int64(ev.TotalPrice), ev.Currency, ev.LandingSite,
+		ev.ReferringSite, readmodel.JSONText(ev.UTM, "{}"), readmodel.JSONText(ev.ClickIDs, "{}"), readmodel.Micros(ev.CreatedAt), readmodel.Micros(ev.UpdatedAt),
+		readmodel.Micros(ev.CompletedAt), redacted, pos)
 	return err
 }
 
 func applyBillingAttempt(ctx context.Context, tx *sql.Tx, ev *domain.BillingAttemptRecorded, pos int64) error {
 	if _, err := tx.ExecContext(ctx, `INSERT INTO billing_attempts (subscription_id, attempt_id, shop_id, success, order_id,
 		error_code, error_message, attempted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-		ev.SubscriptionID, ev.AttemptID, ev.ShopID, ev.Success, ev.OrderID, ev.ErrorCode, ev.ErrorMessage, micros(ev.AttemptedAt)); err != nil {
+		ev.SubscriptionID, ev.AttemptID, ev.ShopID, ev.Success, ev.OrderID, ev.ErrorCode, ev.ErrorMessage, readmodel.Micros(ev.AttemptedAt)); err != nil {
 		return err
 	}
 	billed := int64(0)
 	if ev.Success {
-		billed = micros(ev.AttemptedAt)
+		billed = readmodel.Micros(ev.AttemptedAt)
 	}
 	// A contract the platform has not described yet gets a row of its own
 	// from its first attempt; its snapshot fills the rest.
@@ -404,30 +395,13 @@ ON CONFLICT (subscription_id) DO UPDATE SET dunning_state = excluded.dunning_sta
 	last_attempt_at = MAX(subscription_contracts.last_attempt_at, excluded.last_attempt_at),
 	last_billed_at = MAX(subscription_contracts.last_billed_at, excluded.last_billed_at), version = excluded.version
 WHERE subscription_contracts.version < excluded.version`,
-		ev.SubscriptionID, ev.ShopID, ev.DunningState, ev.FailedAttempts, micros(ev.AttemptedAt), billed, pos)
+		ev.SubscriptionID, ev.ShopID, ev.DunningState, ev.FailedAttempts, readmodel.Micros(ev.AttemptedAt), billed, pos)
 	return err
 }
 
 func insertPrivacyRequest(ctx context.Context, tx *sql.Tx, e *eventlog.Event, shop, kind, customer, requestID string, orders []string) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO privacy_requests (event_id, shop_id, kind, customer_id, request_id, orders, received_at, version)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (event_id) DO NOTHING`,
-		e.ID.String(), shop, kind, customer, requestID, jsonText(orders, "[]"), micros(e.RecordedAt), int64(e.Position))
+		e.ID.String(), shop, kind, customer, requestID, readmodel.JSONText(orders, "[]"), readmodel.Micros(e.RecordedAt), int64(e.Position))
 	return err
-}
-
-// micros stores a time as Unix microseconds, 0 for the zero time.
-func micros(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixMicro()
-}
-
-// jsonText serialises v for a TEXT column; empty when v is nil or empty.
-func jsonText(v any, empty string) string {
-	b, err := json.Marshal(v)
-	if err != nil || string(b) == "null" {
-		return empty
-	}
-	return string(b)
 }

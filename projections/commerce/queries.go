@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cgp-platform/cgp/domain"
+	"github.com/cgp-platform/cgp/readmodel"
 )
 
 // Queries reads the commerce read model.
@@ -48,12 +49,12 @@ func (q *Queries) Order(ctx context.Context, shop, id string) (*Order, error) {
 		&o.ID, &o.ShopID, &o.ExternalID, &o.CustomerID, &o.Name, &o.Email, &o.FinancialStatus, &o.FulfillmentStatus, &o.Currency,
 		&total, &subtotal, &tax, &discounts, &refunded, &lines, &o.SourceName, &codes, &tags, &o.LandingSite, &o.ReferringSite,
 		&utm, &clicks, &created, &updated, &processed, &cancelled, &o.LastTopic, &o.Snapshots, &o.Redacted, &o.Version)
-	if err := notFound(err, "order"); err != nil {
+	if err := readmodel.FindError(err, "order"); err != nil {
 		return nil, err
 	}
 	o.TotalPrice, o.SubtotalPrice, o.TotalTax = domain.Amount(total), domain.Amount(subtotal), domain.Amount(tax)
 	o.TotalDiscounts, o.Refunded = domain.Amount(discounts), domain.Amount(refunded)
-	o.CreatedAt, o.UpdatedAt, o.ProcessedAt, o.CancelledAt = fromMicros(created), fromMicros(updated), fromMicros(processed), fromMicros(cancelled)
+	o.CreatedAt, o.UpdatedAt, o.ProcessedAt, o.CancelledAt = readmodel.Time(created), readmodel.Time(updated), readmodel.Time(processed), readmodel.Time(cancelled)
 	return &o, unmarshalAll(col{lines, &o.Lines}, col{codes, &o.DiscountCodes}, col{tags, &o.Tags}, col{utm, &o.UTM}, col{clicks, &o.ClickIDs})
 }
 
@@ -75,10 +76,10 @@ func (q *Queries) Product(ctx context.Context, shop, id string) (*Product, error
 		variants, created_at, updated_at, deleted_at FROM products WHERE product_id = ? AND shop_id = ?`, id, shop).Scan(
 		&p.ID, &p.ShopID, &p.ExternalID, &p.Title, &p.Handle, &p.Status, &p.Vendor, &p.ProductType, &tags, &variants,
 		&created, &updated, &deleted)
-	if err := notFound(err, "product"); err != nil {
+	if err := readmodel.FindError(err, "product"); err != nil {
 		return nil, err
 	}
-	p.CreatedAt, p.UpdatedAt, p.DeletedAt = fromMicros(created), fromMicros(updated), fromMicros(deleted)
+	p.CreatedAt, p.UpdatedAt, p.DeletedAt = readmodel.Time(created), readmodel.Time(updated), readmodel.Time(deleted)
 	return &p, unmarshalAll(col{tags, &p.Tags}, col{variants, &p.Variants})
 }
 
@@ -108,14 +109,14 @@ func (q *Queries) InventoryLevel(ctx context.Context, shop, itemID, locationID s
 	err := q.db.QueryRowContext(ctx, `SELECT inventory_item_id, location_id, available, updated_at FROM inventory_levels
 		WHERE shop_id = ? AND inventory_item_id = ? AND location_id = ?`, shop, itemID, locationID).
 		Scan(&l.InventoryItemID, &l.LocationID, &available, &updated)
-	if err := notFound(err, "inventory level"); err != nil {
+	if err := readmodel.FindError(err, "inventory level"); err != nil {
 		return nil, err
 	}
 	if available.Valid {
 		n := int(available.Int64)
 		l.Available = &n
 	}
-	l.UpdatedAt = fromMicros(updated)
+	l.UpdatedAt = readmodel.Time(updated)
 	return &l, nil
 }
 
@@ -134,10 +135,10 @@ func (q *Queries) Cart(ctx context.Context, shop, id string) (*Cart, error) {
 	var total, created, updated int64
 	err := q.db.QueryRowContext(ctx, `SELECT cart_id, lines, total, created_at, updated_at FROM carts WHERE cart_id = ? AND shop_id = ?`,
 		id, shop).Scan(&c.ID, &lines, &total, &created, &updated)
-	if err := notFound(err, "cart"); err != nil {
+	if err := readmodel.FindError(err, "cart"); err != nil {
 		return nil, err
 	}
-	c.Total, c.CreatedAt, c.UpdatedAt = domain.Amount(total), fromMicros(created), fromMicros(updated)
+	c.Total, c.CreatedAt, c.UpdatedAt = domain.Amount(total), readmodel.Time(created), readmodel.Time(updated)
 	return &c, unmarshalAll(col{lines, &c.Lines})
 }
 
@@ -161,11 +162,11 @@ func (q *Queries) Checkout(ctx context.Context, shop, id string) (*Checkout, err
 		referring_site, utm, click_ids, created_at, updated_at, completed_at, redacted FROM checkouts WHERE checkout_id = ? AND shop_id = ?`,
 		id, shop).Scan(&c.ID, &c.CustomerID, &c.CartID, &c.Email, &total, &c.Currency, &c.LandingSite, &c.ReferringSite, &utm, &clicks,
 		&created, &updated, &completed, &c.Redacted)
-	if err := notFound(err, "checkout"); err != nil {
+	if err := readmodel.FindError(err, "checkout"); err != nil {
 		return nil, err
 	}
 	c.TotalPrice = domain.Amount(total)
-	c.CreatedAt, c.UpdatedAt, c.CompletedAt = fromMicros(created), fromMicros(updated), fromMicros(completed)
+	c.CreatedAt, c.UpdatedAt, c.CompletedAt = readmodel.Time(created), readmodel.Time(updated), readmodel.Time(completed)
 	return &c, unmarshalAll(col{utm, &c.UTM}, col{clicks, &c.ClickIDs})
 }
 
@@ -197,11 +198,11 @@ func (q *Queries) Subscription(ctx context.Context, shop, id string) (*Subscript
 		FROM subscription_contracts c WHERE c.subscription_id = ? AND c.shop_id = ?`, id, shop).Scan(
 		&s.ID, &s.ExternalID, &s.CustomerID, &s.Status, &s.Interval, &s.IntervalCount, &s.Currency, &s.OriginOrderID,
 		&s.DunningState, &s.FailedAttempts, &lastAttempt, &lastBilled, &churned, &revenue, &s.SuccessfulAttempts, &s.FailedAttemptsTotal)
-	if err := notFound(err, "subscription contract"); err != nil {
+	if err := readmodel.FindError(err, "subscription contract"); err != nil {
 		return nil, err
 	}
 	s.RecognisedRevenue = domain.Amount(revenue)
-	s.LastAttemptAt, s.LastBilledAt, s.ChurnedAt = fromMicros(lastAttempt), fromMicros(lastBilled), fromMicros(churned)
+	s.LastAttemptAt, s.LastBilledAt, s.ChurnedAt = readmodel.Time(lastAttempt), readmodel.Time(lastBilled), readmodel.Time(churned)
 	return &s, nil
 }
 
@@ -215,23 +216,18 @@ type Theme struct {
 // Themes lists the themes kept for a shop (main-role only), most recently
 // changed first.
 func (q *Queries) Themes(ctx context.Context, shop string) ([]Theme, error) {
-	rows, err := q.db.QueryContext(ctx, `SELECT theme_id, external_id, name, role, last_topic, published_at, updated_at, changes
-		FROM themes WHERE shop_id = ? ORDER BY updated_at DESC, theme_id`, shop)
-	if err != nil {
-		return nil, fmt.Errorf("themes: %w", err)
+	return readmodel.List(ctx, q.db, "themes", scanTheme, `SELECT theme_id, external_id, name, role, last_topic,
+		published_at, updated_at, changes FROM themes WHERE shop_id = ? ORDER BY updated_at DESC, theme_id`, shop)
+}
+
+func scanTheme(s readmodel.Scanner) (Theme, error) {
+	var t Theme
+	var published, updated int64
+	if err := s.Scan(&t.ID, &t.ExternalID, &t.Name, &t.Role, &t.LastTopic, &published, &updated, &t.Changes); err != nil {
+		return Theme{}, err
 	}
-	defer rows.Close()
-	var out []Theme
-	for rows.Next() {
-		var t Theme
-		var published, updated int64
-		if err := rows.Scan(&t.ID, &t.ExternalID, &t.Name, &t.Role, &t.LastTopic, &published, &updated, &t.Changes); err != nil {
-			return nil, err
-		}
-		t.PublishedAt, t.UpdatedAt = fromMicros(published), fromMicros(updated)
-		out = append(out, t)
-	}
-	return out, rows.Err()
+	t.PublishedAt, t.UpdatedAt = readmodel.Time(published), readmodel.Time(updated)
+	return t, nil
 }
 
 // PrivacyRequest is a GDPR request received from the platform.
@@ -243,44 +239,22 @@ type PrivacyRequest struct {
 
 // PrivacyRequests lists a shop's privacy requests in the order received.
 func (q *Queries) PrivacyRequests(ctx context.Context, shop string) ([]PrivacyRequest, error) {
-	rows, err := q.db.QueryContext(ctx, `SELECT event_id, kind, customer_id, request_id, status, orders, received_at
-		FROM privacy_requests WHERE shop_id = ? ORDER BY version`, shop)
-	if err != nil {
-		return nil, fmt.Errorf("privacy requests: %w", err)
-	}
-	defer rows.Close()
-	var out []PrivacyRequest
-	for rows.Next() {
-		var r PrivacyRequest
-		var orders string
-		var received int64
-		if err := rows.Scan(&r.EventID, &r.Kind, &r.CustomerID, &r.RequestID, &r.Status, &orders, &received); err != nil {
-			return nil, err
-		}
-		if err := json.Unmarshal([]byte(orders), &r.Orders); err != nil {
-			return nil, err
-		}
-		r.ReceivedAt = fromMicros(received)
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return readmodel.List(ctx, q.db, "privacy requests", scanPrivacyRequest, `SELECT event_id, kind, customer_id, request_id,
+		status, orders, received_at FROM privacy_requests WHERE shop_id = ? ORDER BY version`, shop)
 }
 
-func notFound(err error, what string) error {
-	if errors.Is(err, sql.ErrNoRows) {
-		return domain.NotFound(what)
+func scanPrivacyRequest(s readmodel.Scanner) (PrivacyRequest, error) {
+	var r PrivacyRequest
+	var orders string
+	var received int64
+	if err := s.Scan(&r.EventID, &r.Kind, &r.CustomerID, &r.RequestID, &r.Status, &orders, &received); err != nil {
+		return PrivacyRequest{}, err
 	}
-	if err != nil {
-		return fmt.Errorf("find %s: %w", what, err)
+	if err := json.Unmarshal([]byte(orders), &r.Orders); err != nil {
+		return PrivacyRequest{}, err
 	}
-	return nil
-}
-
-func fromMicros(us int64) time.Time {
-	if us == 0 {
-		return time.Time{}
-	}
-	return time.UnixMicro(us).UTC()
+	r.ReceivedAt = readmodel.Time(received)
+	return r, nil
 }
 
 // col is a JSON column's text and where to decode it.

@@ -1,26 +1,18 @@
 package customers_test
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"flag"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/cgp-platform/cgp/commands"
 	"github.com/cgp-platform/cgp/domain"
-	"github.com/cgp-platform/cgp/envelope"
 	"github.com/cgp-platform/cgp/eventlog"
-	logsqlite "github.com/cgp-platform/cgp/eventlog/sqlite"
 	"github.com/cgp-platform/cgp/internal/testenv"
-	"github.com/cgp-platform/cgp/projections"
 	"github.com/cgp-platform/cgp/projections/customers"
-	rmsqlite "github.com/cgp-platform/cgp/readmodel/sqlite"
-	"github.com/cgp-platform/cgp/vault"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -39,58 +31,21 @@ type delivery struct {
 }
 
 type fixture struct {
-	log     *logsqlite.Log
-	keys    vault.Vault
-	codec   *envelope.Codec
-	cmds    *commands.Handler
-	store   *rmsqlite.Store
-	runtime *projections.Runtime
+	*testenv.Core
+	read *testenv.ReadSide
 }
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	clock := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 	core := testenv.New(t, func() time.Time { return clock })
-	dir := core.Dir
-	f := &fixture{log: core.Log, keys: core.Keys, codec: core.Codec, cmds: core.Commands}
-	var err error
-	f.store, err = rmsqlite.Open(rmsqlite.Config{Path: filepath.Join(dir, "readmodels.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.store.Close() })
-	p := customers.Projector(f.codec)
-	if err := f.store.Migrate(context.Background(), p.Name, p.Migrations); err != nil {
-		t.Fatal(err)
-	}
-	f.runtime, err = projections.New(projections.Config{Log: core.Log, Store: f.store})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.runtime.Register(p); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- f.runtime.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		f.runtime.Close()
-		<-done
-	})
-	return f
+	return &fixture{Core: core, read: core.ReadSide(t, customers.Projector(core.Codec))}
 }
 
 func (f *fixture) play(t *testing.T, path string) eventlog.Position {
 	t.Helper()
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var ds []delivery
-	if err := json.Unmarshal(raw, &ds); err != nil {
-		t.Fatal(err)
-	}
+	testenv.ReadJSON(t, path, &ds)
 	ctx := context.Background()
 	meta := commands.Meta{Actor: "test", Source: "webhook"}
 	var last eventlog.Position
@@ -99,19 +54,19 @@ func (f *fixture) play(t *testing.T, path string) eventlog.Position {
 		var err error
 		switch d.Op {
 		case "profile":
-			res, err = f.cmds.RecordCustomer(ctx, commands.RecordCustomer{ShopID: d.Shop, Profile: d.Profile,
+			res, err = f.Commands.RecordCustomer(ctx, commands.RecordCustomer{ShopID: d.Shop, Profile: d.Profile,
 				EventID: eventlog.DeterministicID("commerce", d.Shop, d.Delivery)}, meta)
 		case "tags":
-			res, err = f.cmds.SetCustomerTags(ctx, commands.SetCustomerTags{ShopID: d.Shop,
+			res, err = f.Commands.SetCustomerTags(ctx, commands.SetCustomerTags{ShopID: d.Shop,
 				CustomerID: domain.CustomerIDFromExternal(d.Shop, d.CustomerExternal), Tags: d.Tags}, meta)
 		case "order":
-			res, err = f.cmds.RecordOrder(ctx, commands.RecordOrder{Delivered: commands.Delivered{ShopID: d.Shop, Topic: d.Topic,
+			res, err = f.Commands.RecordOrder(ctx, commands.RecordOrder{Delivered: commands.Delivered{ShopID: d.Shop, Topic: d.Topic,
 				EventID: eventlog.DeterministicID("commerce", d.Shop, d.Delivery)}, CustomerExternalID: d.CustomerExternal, Snapshot: d.Order}, meta)
 		case "refund":
-			res, err = f.cmds.RecordRefund(ctx, commands.RecordRefund{Delivered: commands.Delivered{ShopID: d.Shop, Topic: "refunds/create",
+			res, err = f.Commands.RecordRefund(ctx, commands.RecordRefund{Delivered: commands.Delivered{ShopID: d.Shop, Topic: "refunds/create",
 				EventID: eventlog.DeterministicID("commerce", d.Shop, d.Delivery)}, OrderExternalID: d.OrderExternal, Refund: d.Refund}, meta)
 		case "shred":
-			err = f.keys.Shred(ctx, d.Shop, domain.CustomerIDFromExternal(d.Shop, d.CustomerExternal))
+			err = f.Keys.Shred(ctx, d.Shop, domain.CustomerIDFromExternal(d.Shop, d.CustomerExternal))
 		}
 		if err != nil {
 			t.Fatalf("%s %+v: %v", d.Op, d, err)
@@ -126,71 +81,25 @@ func (f *fixture) play(t *testing.T, path string) eventlog.Position {
 // dump reads the whole read model in a stable order.
 func dump(t *testing.T, db *sql.DB) []map[string]any {
 	t.Helper()
-	rows, err := db.Query(`SELECT * FROM customers ORDER BY shop_id, customer_id`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	cols, _ := rows.Columns()
-	var out []map[string]any
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatal(err)
-		}
-		row := map[string]any{}
-		for i, c := range cols {
-			if b, ok := vals[i].([]byte); ok {
-				vals[i] = string(b)
-			}
-			row[c] = vals[i]
-		}
-		out = append(out, row)
-	}
-	return out
+	return testenv.Dump(t, db, "customers", "shop_id, customer_id")
 }
 
 func TestProjectorMatchesGolden(t *testing.T) {
 	f := newFixture(t)
 	f.play(t, "testdata/deliveries.json")
-	last := f.play(t, "testdata/orders.json")
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := f.runtime.WaitFor(ctx, last, customers.Name); err != nil {
-		t.Fatal(err)
-	}
-	got, err := json.MarshalIndent(dump(t, f.store.DB()), "", "  ")
+	f.read.WaitFor(t, f.play(t, "testdata/orders.json"))
+	got, err := json.MarshalIndent(dump(t, f.read.DB()), "", "  ")
 	if err != nil {
 		t.Fatal(err)
 	}
-	const golden = "testdata/customers.golden.json"
-	if *update {
-		if err := os.WriteFile(golden, append(got, '\n'), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(bytes.TrimSpace(got), bytes.TrimSpace(want)) {
-		t.Fatalf("read model differs from %s:\n%s", golden, got)
-	}
+	testenv.Golden(t, "testdata/customers.golden.json", got, *update)
 }
 
 func TestQueries(t *testing.T) {
 	f := newFixture(t)
-	last := f.play(t, "testdata/deliveries.json")
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := f.runtime.WaitFor(ctx, last, customers.Name); err != nil {
-		t.Fatal(err)
-	}
-	q := customers.NewQueries(f.store.DB())
+	f.read.WaitFor(t, f.play(t, "testdata/deliveries.json"))
+	ctx := context.Background()
+	q := customers.NewQueries(f.read.DB())
 	ada, err := q.Get(ctx, "shop_golden", domain.CustomerIDFromExternal("shop_golden", "1001"))
 	if err != nil {
 		t.Fatal(err)
@@ -240,36 +149,14 @@ func TestQueries(t *testing.T) {
 func TestRebuildAfterShreddingHasNoPersonalData(t *testing.T) {
 	f := newFixture(t)
 	last := f.play(t, "testdata/deliveries.json")
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
+	ctx := context.Background()
 	ada := domain.CustomerIDFromExternal("shop_golden", "1001")
-	if err := f.keys.Shred(ctx, "shop_golden", ada); err != nil {
+	if err := f.Keys.Shred(ctx, "shop_golden", ada); err != nil {
 		t.Fatal(err)
 	}
-	store, err := rmsqlite.Open(rmsqlite.Config{Path: filepath.Join(t.TempDir(), "rebuilt.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	p := customers.Projector(f.codec)
-	if err := store.Migrate(ctx, p.Name, p.Migrations); err != nil {
-		t.Fatal(err)
-	}
-	rt, err := projections.New(projections.Config{Log: f.log, Store: store})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rt.Register(p); err != nil {
-		t.Fatal(err)
-	}
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- rt.Run(runCtx) }()
-	defer func() { stop(); rt.Close(); <-done }()
-	if err := rt.WaitFor(ctx, last, customers.Name); err != nil {
-		t.Fatal(err)
-	}
-	q := customers.NewQueries(store.DB())
+	rebuilt := f.ReadSide(t, customers.Projector(f.Codec))
+	rebuilt.WaitFor(t, last)
+	q := customers.NewQueries(rebuilt.DB())
 	got, err := q.Get(ctx, "shop_golden", ada)
 	if err != nil {
 		t.Fatal(err)
@@ -295,13 +182,9 @@ func TestRebuildAfterShreddingHasNoPersonalData(t *testing.T) {
 func TestOrderTotals(t *testing.T) {
 	f := newFixture(t)
 	f.play(t, "testdata/deliveries.json")
-	last := f.play(t, "testdata/orders.json")
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := f.runtime.WaitFor(ctx, last, customers.Name); err != nil {
-		t.Fatal(err)
-	}
-	q := customers.NewQueries(f.store.DB())
+	f.read.WaitFor(t, f.play(t, "testdata/orders.json"))
+	ctx := context.Background()
+	q := customers.NewQueries(f.read.DB())
 	day := func(s string) time.Time { d, _ := time.Parse(time.RFC3339, s); return d }
 	for _, c := range []struct {
 		external string

@@ -5,22 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/cgp-platform/cgp/commands"
 	"github.com/cgp-platform/cgp/domain"
-	"github.com/cgp-platform/cgp/envelope"
 	"github.com/cgp-platform/cgp/eventlog"
-	logsqlite "github.com/cgp-platform/cgp/eventlog/sqlite"
-	"github.com/cgp-platform/cgp/projections"
+	"github.com/cgp-platform/cgp/internal/testenv"
 	"github.com/cgp-platform/cgp/projections/marketplaces"
-	rmsqlite "github.com/cgp-platform/cgp/readmodel/sqlite"
-	"github.com/cgp-platform/cgp/vault"
-	vaultsqlite "github.com/cgp-platform/cgp/vault/sqlite"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -44,51 +37,17 @@ type step struct {
 }
 
 type fixture struct {
-	cmds    *commands.Handler
-	store   *rmsqlite.Store
-	runtime *projections.Runtime
-	shops   map[string]string // alias → shop id
+	cmds  *commands.Handler
+	read  *testenv.ReadSide
+	shops map[string]string // alias → shop id
 }
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	dir := t.TempDir()
-	l, err := logsqlite.Open(logsqlite.Config{Path: filepath.Join(dir, "events.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	v, err := vaultsqlite.Open(vaultsqlite.Config{Path: filepath.Join(dir, "vault.db"), MasterKey: bytes.Repeat([]byte{3}, 32)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { v.Close() })
-	codec := envelope.New(domain.Events(), vault.NewCache(v, 100))
 	clock := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
-	f := &fixture{cmds: commands.New(l, codec, func() time.Time { return clock }), shops: map[string]string{}}
-	f.store, err = rmsqlite.Open(rmsqlite.Config{Path: filepath.Join(dir, "readmodels.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.store.Close() })
-	p := marketplaces.Projector(codec)
-	if err := f.store.Migrate(context.Background(), p.Name, p.Migrations); err != nil {
-		t.Fatal(err)
-	}
-	if f.runtime, err = projections.New(projections.Config{Log: l, Store: f.store}); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.runtime.Register(p); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- f.runtime.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		f.runtime.Close()
-		<-done
-	})
+	core := testenv.New(t, func() time.Time { return clock })
+	f := &fixture{cmds: core.Commands, read: core.ReadSide(t, marketplaces.Projector(core.Codec)), shops: map[string]string{}}
+	ctx := context.Background()
 	meta := commands.Meta{Actor: "test", Source: "cli"}
 	acc, err := f.cmds.CreateAccount(ctx, commands.CreateAccount{Name: "Agency", Plan: "agency"}, meta)
 	if err != nil {
@@ -108,14 +67,8 @@ func newFixture(t *testing.T) *fixture {
 // play runs the steps of a file and waits for the read model to reach them.
 func (f *fixture) play(t *testing.T, path string) {
 	t.Helper()
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var steps []step
-	if err := json.Unmarshal(raw, &steps); err != nil {
-		t.Fatal(err)
-	}
+	testenv.ReadJSON(t, path, &steps)
 	ctx := context.Background()
 	meta := commands.Meta{Actor: "test", Source: "webhook"}
 	var last eventlog.Position
@@ -123,6 +76,7 @@ func (f *fixture) play(t *testing.T, path string) {
 		shop := f.shops[s.Shop]
 		id := eventlog.DeterministicID("marketplace", s.Marketplace, shop, s.Delivery)
 		var res commands.Result
+		var err error
 		switch s.Op {
 		case "connect":
 			var c commands.MarketplaceConnection
@@ -146,18 +100,14 @@ func (f *fixture) play(t *testing.T, path string) {
 		}
 		last = max(last, res.Position)
 	}
-	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if err := f.runtime.WaitFor(wctx, last, marketplaces.Name); err != nil {
-		t.Fatal(err)
-	}
+	f.read.WaitFor(t, last)
 }
 
 // snapshot reads the whole read model through Queries, with shop ids
 // replaced by their aliases so the golden file is stable.
 func (f *fixture) snapshot(t *testing.T) []byte {
 	t.Helper()
-	q := marketplaces.NewQueries(f.store.DB())
+	q := marketplaces.NewQueries(f.read.DB())
 	ctx := context.Background()
 	all := map[string]any{}
 	for _, alias := range []string{"A", "B"} {
@@ -196,26 +146,13 @@ func (f *fixture) snapshot(t *testing.T) []byte {
 func TestProjectorMatchesGolden(t *testing.T) {
 	f := newFixture(t)
 	f.play(t, "testdata/deliveries.json")
-	got := f.snapshot(t)
-	const golden = "testdata/marketplaces.golden.json"
-	if *update {
-		if err := os.WriteFile(golden, append(got, '\n'), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(bytes.TrimSpace(got), bytes.TrimSpace(want)) {
-		t.Fatalf("read model differs from %s:\n%s", golden, got)
-	}
+	testenv.Golden(t, "testdata/marketplaces.golden.json", f.snapshot(t), *update)
 }
 
 func TestQueries(t *testing.T) {
 	f := newFixture(t)
 	f.play(t, "testdata/deliveries.json")
-	q := marketplaces.NewQueries(f.store.DB())
+	q := marketplaces.NewQueries(f.read.DB())
 	ctx := context.Background()
 	c, err := q.Connection(ctx, "tiktok_shop", "7494")
 	if err != nil || c.ShopID != f.shops["A"] || c.Secret != "tiktok-secret-rotated-01" || c.AppKey != "app-2" || c.RotatedAt.IsZero() {

@@ -66,6 +66,7 @@ func Projector(codec *envelope.Codec) projections.Projector {
 	return projections.Projector{
 		Name:       Name,
 		Migrations: migrations,
+		Types:      handledTypes,
 		Handle:     projections.Decoding(codec, handledTypes, apply),
 	}
 }

@@ -1,84 +1,35 @@
 package messaging_test
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
-	"fmt"
-	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
 
 	"github.com/cgp-platform/cgp/commands"
 	"github.com/cgp-platform/cgp/domain"
-	"github.com/cgp-platform/cgp/envelope"
 	"github.com/cgp-platform/cgp/eventlog"
-	logsqlite "github.com/cgp-platform/cgp/eventlog/sqlite"
-	"github.com/cgp-platform/cgp/projections"
+	"github.com/cgp-platform/cgp/internal/testenv"
 	"github.com/cgp-platform/cgp/projections/messaging"
-	rmsqlite "github.com/cgp-platform/cgp/readmodel/sqlite"
-	"github.com/cgp-platform/cgp/vault"
-	vaultsqlite "github.com/cgp-platform/cgp/vault/sqlite"
 )
 
 type fixture struct {
-	log   *logsqlite.Log
-	keys  vault.Vault
-	codec *envelope.Codec
-	cmds  *commands.Handler
+	*testenv.Core
 }
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	dir := t.TempDir()
-	l, err := logsqlite.Open(logsqlite.Config{Path: filepath.Join(dir, "events.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	v, err := vaultsqlite.Open(vaultsqlite.Config{Path: filepath.Join(dir, "vault.db"), MasterKey: bytes.Repeat([]byte{4}, 32)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { v.Close() })
-	f := &fixture{log: l, keys: vault.NewCache(v, 1000)}
-	f.codec = envelope.New(domain.Events(), f.keys)
 	clock := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
-	f.cmds = commands.New(l, f.codec, func() time.Time { return clock })
-	return f
+	return &fixture{testenv.New(t, func() time.Time { return clock })}
 }
 
 // project builds the read model from the whole log in a new store.
-func (f *fixture) project(t *testing.T, upTo eventlog.Position) *rmsqlite.Store {
+func (f *fixture) project(t *testing.T, upTo eventlog.Position) *testenv.ReadSide {
 	t.Helper()
-	ctx := context.Background()
-	store, err := rmsqlite.Open(rmsqlite.Config{Path: filepath.Join(t.TempDir(), "readmodels.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	p := messaging.Projector(f.codec)
-	if err := store.Migrate(ctx, p.Name, p.Migrations); err != nil {
-		t.Fatal(err)
-	}
-	rt, err := projections.New(projections.Config{Log: f.log, Store: store})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rt.Register(p); err != nil {
-		t.Fatal(err)
-	}
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- rt.Run(runCtx) }()
-	defer func() { stop(); rt.Close(); <-done }()
-	waitCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if err := rt.WaitFor(waitCtx, upTo, messaging.Name); err != nil {
-		t.Fatal(err)
-	}
-	return store
+	rs := f.ReadSide(t, messaging.Projector(f.Codec))
+	rs.WaitFor(t, upTo)
+	return rs
 }
 
 // record runs the scenario's commands and returns the last position.
@@ -87,11 +38,11 @@ func (f *fixture) record(t *testing.T) (growth, pro string, last eventlog.Positi
 	ctx := context.Background()
 	meta := commands.Meta{Actor: "test", Source: "webhook"}
 	shop := func(domainName, plan string) string {
-		acc, err := f.cmds.CreateAccount(ctx, commands.CreateAccount{Name: domainName, Plan: plan}, meta)
+		acc, err := f.Commands.CreateAccount(ctx, commands.CreateAccount{Name: domainName, Plan: plan}, meta)
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := f.cmds.CreateShop(ctx, commands.CreateShop{AccountID: acc.ID, Domain: domainName, Plan: plan, WebhookSecret: "0123456789abcdef"}, meta)
+		s, err := f.Commands.CreateShop(ctx, commands.CreateShop{AccountID: acc.ID, Domain: domainName, Plan: plan, WebhookSecret: "0123456789abcdef"}, meta)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -101,25 +52,25 @@ func (f *fixture) record(t *testing.T) (growth, pro string, last eventlog.Positi
 	at := func(sec int64) time.Time { return time.Unix(1750000000+sec, 0).UTC() }
 	steps := []func() (commands.Result, error){
 		func() (commands.Result, error) {
-			r, err := f.cmds.ConnectWhatsApp(ctx, commands.ConnectWhatsApp{ShopID: growth, BusinessAccountID: "11", PhoneNumberID: "21",
+			r, err := f.Commands.ConnectWhatsApp(ctx, commands.ConnectWhatsApp{ShopID: growth, BusinessAccountID: "11", PhoneNumberID: "21",
 				AppSecret: "secret-one-0123456789", VerifyToken: "verify-one"}, meta)
 			return r.Result, err
 		},
 		func() (commands.Result, error) {
-			r, err := f.cmds.ConnectWhatsApp(ctx, commands.ConnectWhatsApp{ShopID: growth, BusinessAccountID: "11", PhoneNumberID: "22",
+			r, err := f.Commands.ConnectWhatsApp(ctx, commands.ConnectWhatsApp{ShopID: growth, BusinessAccountID: "11", PhoneNumberID: "22",
 				AppSecret: "secret-two-0123456789", VerifyToken: "verify-two"}, meta)
 			return r.Result, err
 		},
 		func() (commands.Result, error) {
-			r, err := f.cmds.ConnectMessagingProvider(ctx, commands.ConnectMessagingProvider{ShopID: growth, Provider: "twilio"}, meta)
+			r, err := f.Commands.ConnectMessagingProvider(ctx, commands.ConnectMessagingProvider{ShopID: growth, Provider: "twilio"}, meta)
 			return r.Result, err
 		},
 		func() (commands.Result, error) {
-			return f.cmds.ReceiveWhatsAppMessage(ctx, commands.ReceiveWhatsAppMessage{ShopID: growth, Message: domain.InboundMessage{
+			return f.Commands.ReceiveWhatsAppMessage(ctx, commands.ReceiveWhatsAppMessage{ShopID: growth, Message: domain.InboundMessage{
 				BusinessAccountID: "11", MessageID: "in-1", From: "15551234", ProfileName: "Ada", Type: "text", Text: "hi", SentAt: at(1)}}, meta)
 		},
 		func() (commands.Result, error) {
-			return f.cmds.ReceiveWhatsAppMessage(ctx, commands.ReceiveWhatsAppMessage{ShopID: pro, Message: domain.InboundMessage{
+			return f.Commands.ReceiveWhatsAppMessage(ctx, commands.ReceiveWhatsAppMessage{ShopID: pro, Message: domain.InboundMessage{
 				BusinessAccountID: "12", MessageID: "in-2", From: "15559999", Type: "text", Text: "hello", SentAt: at(2)}}, meta)
 		},
 		// Out of order: read before delivered; two failures, the first wins.
@@ -129,30 +80,30 @@ func (f *fixture) record(t *testing.T) (growth, pro string, last eventlog.Positi
 		status(f, growth, "out-2", "failed", at(40), "131047"),
 		status(f, growth, "out-2", "FAILED_LATER", at(41), ""),
 		func() (commands.Result, error) {
-			return f.cmds.RecordTemplateStatus(ctx, commands.RecordTemplateStatus{ShopID: growth, Status: domain.TemplateStatus{
+			return f.Commands.RecordTemplateStatus(ctx, commands.RecordTemplateStatus{ShopID: growth, Status: domain.TemplateStatus{
 				BusinessAccountID: "11", TemplateID: "900", Name: "order_confirmation", Language: "en_US", Event: "APPROVED", At: at(50)}}, meta)
 		},
 		func() (commands.Result, error) {
-			return f.cmds.RecordTemplateStatus(ctx, commands.RecordTemplateStatus{ShopID: growth, Status: domain.TemplateStatus{
+			return f.Commands.RecordTemplateStatus(ctx, commands.RecordTemplateStatus{ShopID: growth, Status: domain.TemplateStatus{
 				BusinessAccountID: "11", TemplateID: "900", Event: "PAUSED", Reason: "low quality", At: at(60)}}, meta)
 		},
 		func() (commands.Result, error) {
-			return f.cmds.RecordPhoneQuality(ctx, commands.RecordPhoneQuality{ShopID: growth, Quality: domain.PhoneQuality{
+			return f.Commands.RecordPhoneQuality(ctx, commands.RecordPhoneQuality{ShopID: growth, Quality: domain.PhoneQuality{
 				BusinessAccountID: "11", DisplayPhoneNumber: "15550783881", Event: "FLAGGED", CurrentLimit: "TIER_1K", At: at(70)}}, meta)
 		},
 		func() (commands.Result, error) {
-			return f.cmds.RecordPhoneQuality(ctx, commands.RecordPhoneQuality{ShopID: growth, Quality: domain.PhoneQuality{
+			return f.Commands.RecordPhoneQuality(ctx, commands.RecordPhoneQuality{ShopID: growth, Quality: domain.PhoneQuality{
 				BusinessAccountID: "11", DisplayPhoneNumber: "15550783881", Event: "THROUGHPUT_UPGRADE", At: at(80)}}, meta)
 		},
 		func() (commands.Result, error) {
-			return f.cmds.RecordAccountAlert(ctx, commands.RecordAccountAlert{ShopID: growth, Alert: domain.AccountAlert{
+			return f.Commands.RecordAccountAlert(ctx, commands.RecordAccountAlert{ShopID: growth, Alert: domain.AccountAlert{
 				BusinessAccountID: "11", Type: "OBA_APPROVED", Severity: "INFORMATIONAL", At: at(90)}}, meta)
 		},
 		func() (commands.Result, error) {
-			return f.cmds.RecordAccountReview(ctx, commands.RecordAccountReview{ShopID: growth, BusinessAccountID: "11", Decision: "PENDING", At: at(91)}, meta)
+			return f.Commands.RecordAccountReview(ctx, commands.RecordAccountReview{ShopID: growth, BusinessAccountID: "11", Decision: "PENDING", At: at(91)}, meta)
 		},
 		func() (commands.Result, error) {
-			return f.cmds.RecordAccountReview(ctx, commands.RecordAccountReview{ShopID: growth, BusinessAccountID: "11", Decision: "APPROVED", At: at(92)}, meta)
+			return f.Commands.RecordAccountReview(ctx, commands.RecordAccountReview{ShopID: growth, BusinessAccountID: "11", Decision: "APPROVED", At: at(92)}, meta)
 		},
 	}
 	for i, step := range steps {
@@ -169,7 +120,7 @@ func (f *fixture) record(t *testing.T) (growth, pro string, last eventlog.Positi
 
 func status(f *fixture, shop, id, st string, at time.Time, code string) func() (commands.Result, error) {
 	return func() (commands.Result, error) {
-		return f.cmds.RecordMessageStatus(context.Background(), commands.RecordMessageStatus{ShopID: shop, Status: domain.MessageStatus{
+		return f.Commands.RecordMessageStatus(context.Background(), commands.RecordMessageStatus{ShopID: shop, Status: domain.MessageStatus{
 			Source: "whatsapp", MessageID: id, Status: st, RecipientID: "15551234", At: at, ErrorCode: code}},
 			commands.Meta{Actor: "test", Source: "webhook"})
 	}
@@ -240,13 +191,13 @@ func TestReplayAndRepeatGiveTheSameReadModel(t *testing.T) {
 		t.Fatalf("replay differs:\n%v\n%v", first, again)
 	}
 	ctx := context.Background()
-	p := messaging.Projector(f.codec)
-	evs, err := f.log.ReadAll(ctx, 0, 10000)
+	p := messaging.Projector(f.Codec)
+	evs, err := f.Log.ReadAll(ctx, 0, 10000)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, e := range evs {
-		if _, err := second.Apply(ctx, "messaging-again", e.Position, func(tx *sql.Tx) error { return p.Handle(ctx, tx, e) }); err != nil {
+		if _, err := second.Store.Apply(ctx, "messaging-again", e.Position, func(tx *sql.Tx) error { return p.Handle(ctx, tx, e) }); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -260,7 +211,7 @@ func TestReplayAndRepeatGiveTheSameReadModel(t *testing.T) {
 func TestRebuildAfterShredding(t *testing.T) {
 	f := newFixture(t)
 	growth, _, last := f.record(t)
-	if err := f.keys.Shred(context.Background(), growth, domain.CustomerIDFromPhone(growth, "15551234")); err != nil {
+	if err := f.Keys.Shred(context.Background(), growth, domain.CustomerIDFromPhone(growth, "15551234")); err != nil {
 		t.Fatal(err)
 	}
 	q := messaging.NewQueries(f.project(t, last).DB())
@@ -273,27 +224,13 @@ func TestRebuildAfterShredding(t *testing.T) {
 var tables = []string{"whatsapp_accounts", "provider_connections", "inbound_messages", "message_log", "message_templates",
 	"phone_numbers", "account_alerts", "account_reviews"}
 
-func dumpAll(t *testing.T, db *sql.DB) map[string][]string {
+// dumpAll reads every table of the read model; a table the scenario
+// leaves empty fails the test.
+func dumpAll(t *testing.T, db *sql.DB) map[string][]map[string]any {
 	t.Helper()
-	out := map[string][]string{}
+	out := map[string][]map[string]any{}
 	for _, table := range tables {
-		rows, err := db.Query(`SELECT * FROM ` + table + ` ORDER BY 1, 2`)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cols, _ := rows.Columns()
-		for rows.Next() {
-			vals := make([]any, len(cols))
-			ptrs := make([]any, len(cols))
-			for i := range vals {
-				ptrs[i] = &vals[i]
-			}
-			if err := rows.Scan(ptrs...); err != nil {
-				t.Fatal(err)
-			}
-			out[table] = append(out[table], fmt.Sprintf("%v", vals))
-		}
-		rows.Close()
+		out[table] = testenv.Dump(t, db, table, "1, 2")
 		if len(out[table]) == 0 {
 			t.Errorf("table %s is empty: the scenario does not cover it", table)
 		}

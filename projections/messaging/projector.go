@@ -132,6 +132,7 @@ func Projector(codec *envelope.Codec) projections.Projector {
 	return projections.Projector{
 		Name:       Name,
 		Migrations: migrations,
+		Types:      handledTypes,
 		Handle:     projections.Decoding(codec, handledTypes, apply),
 	}
 }
@@ -155,7 +156,7 @@ func apply(ctx context.Context, tx *sql.Tx, e *eventlog.Event, d envelope.Decode
 		_, err = tx.ExecContext(ctx, `INSERT INTO inbound_messages (shop_id, message_id, customer_id, business_account_id,
 			phone_number_id, from_phone, profile_name, type, text, sent_at, queue, redacted, version)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (shop_id, message_id) DO NOTHING`,
-			ev.ShopID, ev.MessageID, ev.CustomerID, ev.BusinessAccountID, ev.PhoneNumberID, nullable(ev.From),
+			ev.ShopID, ev.MessageID, ev.CustomerID, ev.BusinessAccountID, ev.PhoneNumberID, readmodel.NullIfEmpty(ev.From),
 			ev.ProfileName, ev.Type, ev.Text, ev.SentAt.UnixMicro(), ev.Queue, len(d.Redacted) > 0, pos)
 	case *domain.MessageStatusReported:
 		err = applyStatus(ctx, tx, ev, pos)
@@ -246,11 +247,4 @@ func applyStatus(ctx context.Context, tx *sql.Tx, ev *domain.MessageStatusReport
 		WHERE message_log.version < excluded.version`,
 		ev.ShopID, ev.MessageID, ev.CustomerID, ev.Source, ev.Status, delivered, opened, failed, code, title, at, pos)
 	return err
-}
-
-func nullable(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
 }

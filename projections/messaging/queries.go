@@ -3,11 +3,10 @@ package messaging
 import (
 	"context"
 	"database/sql"
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/cgp-platform/cgp/domain"
+	"github.com/cgp-platform/cgp/readmodel"
 )
 
 // Queries reads the messaging read model.
@@ -37,13 +36,10 @@ func (q *Queries) WhatsAppAccount(ctx context.Context, businessAccountID string)
 	err := q.db.QueryRowContext(ctx, `SELECT business_account_id, shop_id, phone_number_id, app_secret, verify_token_hash,
 		connected_at, updated_at FROM whatsapp_accounts WHERE business_account_id = ?`, businessAccountID).
 		Scan(&a.BusinessAccountID, &a.ShopID, &a.PhoneNumberID, &a.AppSecret, &a.VerifyTokenHash, &connected, &updated)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, domain.NotFound("business account")
+	if err := readmodel.FindError(err, "business account"); err != nil {
+		return nil, err
 	}
-	if err != nil {
-		return nil, fmt.Errorf("find business account: %w", err)
-	}
-	a.ConnectedAt, a.UpdatedAt = micros(connected), micros(updated)
+	a.ConnectedAt, a.UpdatedAt = readmodel.Time(connected), readmodel.Time(updated)
 	return &a, nil
 }
 
@@ -53,11 +49,8 @@ func (q *Queries) AccountByVerifyTokenHash(ctx context.Context, hash string) (*A
 	var id string
 	err := q.db.QueryRowContext(ctx, `SELECT business_account_id FROM whatsapp_accounts WHERE verify_token_hash = ?
 		ORDER BY business_account_id LIMIT 1`, hash).Scan(&id)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, domain.NotFound("business account")
-	}
-	if err != nil {
-		return nil, fmt.Errorf("find verify token: %w", err)
+	if err := readmodel.FindError(err, "business account"); err != nil {
+		return nil, err
 	}
 	return q.WhatsAppAccount(ctx, id)
 }
@@ -77,13 +70,10 @@ func (q *Queries) ProviderByTokenHash(ctx context.Context, hash string) (*Provid
 	var updated int64
 	err := q.db.QueryRowContext(ctx, `SELECT shop_id, provider, token_hash, updated_at FROM provider_connections WHERE token_hash = ?`, hash).
 		Scan(&c.ShopID, &c.Provider, &c.TokenHash, &updated)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, domain.NotFound("provider connection")
+	if err := readmodel.FindError(err, "provider connection"); err != nil {
+		return nil, err
 	}
-	if err != nil {
-		return nil, fmt.Errorf("find provider connection: %w", err)
-	}
-	c.UpdatedAt = micros(updated)
+	c.UpdatedAt = readmodel.Time(updated)
 	return &c, nil
 }
 
@@ -107,13 +97,10 @@ func (q *Queries) Message(ctx context.Context, shop, messageID string) (*LogEntr
 	err := q.db.QueryRowContext(ctx, `SELECT shop_id, message_id, customer_id, source, last_status, delivered_at, opened_at,
 		failed_at, error_code, error_title FROM message_log WHERE shop_id = ? AND message_id = ?`, shop, messageID).
 		Scan(&m.ShopID, &m.MessageID, &m.CustomerID, &m.Source, &m.LastStatus, &delivered, &opened, &failed, &m.ErrorCode, &m.ErrorTitle)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, domain.NotFound("message")
+	if err := readmodel.FindError(err, "message"); err != nil {
+		return nil, err
 	}
-	if err != nil {
-		return nil, fmt.Errorf("find message: %w", err)
-	}
-	m.DeliveredAt, m.OpenedAt, m.FailedAt = nullMicros(delivered), nullMicros(opened), nullMicros(failed)
+	m.DeliveredAt, m.OpenedAt, m.FailedAt = readmodel.NullTime(delivered), readmodel.NullTime(opened), readmodel.NullTime(failed)
 	return &m, nil
 }
 
@@ -131,51 +118,32 @@ type Inbound struct {
 const inboundColumns = `shop_id, message_id, customer_id, business_account_id, phone_number_id, from_phone, profile_name,
 	text, type, sent_at, queue, redacted`
 
-func scanInbound(s interface{ Scan(...any) error }) (*Inbound, error) {
+func scanInbound(s readmodel.Scanner) (Inbound, error) {
 	var m Inbound
 	var sent int64
 	if err := s.Scan(&m.ShopID, &m.MessageID, &m.CustomerID, &m.BusinessAccountID, &m.PhoneNumberID, &m.From, &m.ProfileName,
 		&m.Text, &m.Type, &sent, &m.Queue, &m.Redacted); err != nil {
-		return nil, err
+		return Inbound{}, err
 	}
-	m.SentAt = micros(sent)
-	return &m, nil
+	m.SentAt = readmodel.Time(sent)
+	return m, nil
 }
 
 // InboundMessage returns a message a customer sent to a shop.
 func (q *Queries) InboundMessage(ctx context.Context, shop, messageID string) (*Inbound, error) {
 	m, err := scanInbound(q.db.QueryRowContext(ctx, `SELECT `+inboundColumns+` FROM inbound_messages
 		WHERE shop_id = ? AND message_id = ?`, shop, messageID))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, domain.NotFound("message")
+	if err := readmodel.FindError(err, "message"); err != nil {
+		return nil, err
 	}
-	if err != nil {
-		return nil, fmt.Errorf("find inbound message: %w", err)
-	}
-	return m, nil
+	return &m, nil
 }
 
 // Queue returns up to limit messages of a shop's queue (domain.QueueAIConcierge
 // or domain.QueueHuman), oldest first.
 func (q *Queries) Queue(ctx context.Context, shop, queue string, limit int) ([]Inbound, error) {
-	rows, err := q.db.QueryContext(ctx, `SELECT `+inboundColumns+` FROM inbound_messages
+	return readmodel.List(ctx, q.db, "queue", scanInbound, `SELECT `+inboundColumns+` FROM inbound_messages
 		WHERE shop_id = ? AND queue = ? ORDER BY sent_at, message_id LIMIT ?`, shop, queue, limit)
-	if err != nil {
-		return nil, fmt.Errorf("list queue: %w", err)
-	}
-	defer rows.Close()
-	var out []Inbound
-	for rows.Next() {
-		m, err := scanInbound(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list queue: %w", err)
-		}
-		out = append(out, *m)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list queue: %w", err)
-	}
-	return out, nil
 }
 
 // Template is a message template with its state (approved, rejected,
@@ -193,13 +161,10 @@ func (q *Queries) Template(ctx context.Context, shop, templateID string) (*Templ
 	err := q.db.QueryRowContext(ctx, `SELECT shop_id, template_id, business_account_id, name, language, state, last_event,
 		reason, updated_at FROM message_templates WHERE shop_id = ? AND template_id = ?`, shop, templateID).
 		Scan(&t.ShopID, &t.TemplateID, &t.BusinessAccountID, &t.Name, &t.Language, &t.State, &t.LastEvent, &t.Reason, &updated)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, domain.NotFound("template")
+	if err := readmodel.FindError(err, "template"); err != nil {
+		return nil, err
 	}
-	if err != nil {
-		return nil, fmt.Errorf("find template: %w", err)
-	}
-	t.UpdatedAt = micros(updated)
+	t.UpdatedAt = readmodel.Time(updated)
 	return &t, nil
 }
 
@@ -219,16 +184,13 @@ func (q *Queries) PhoneNumber(ctx context.Context, shop, display string) (*Phone
 	err := q.db.QueryRowContext(ctx, `SELECT shop_id, display_phone_number, business_account_id, rating, last_event,
 		current_limit, updated_at FROM phone_numbers WHERE shop_id = ? AND display_phone_number = ?`, shop, display).
 		Scan(&p.ShopID, &p.DisplayPhoneNumber, &p.BusinessAccountID, &p.Rating, &p.LastEvent, &p.CurrentLimit, &updated)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, domain.NotFound("phone number")
-	}
-	if err != nil {
-		return nil, fmt.Errorf("find phone number: %w", err)
+	if err := readmodel.FindError(err, "phone number"); err != nil {
+		return nil, err
 	}
 	if p.Rating == "" {
 		p.Rating = domain.QualityUnknown
 	}
-	p.UpdatedAt = micros(updated)
+	p.UpdatedAt = readmodel.Time(updated)
 	return &p, nil
 }
 
@@ -241,27 +203,19 @@ type Alert struct {
 
 // Alerts returns a shop's account alerts, oldest first.
 func (q *Queries) Alerts(ctx context.Context, shop string) ([]Alert, error) {
-	rows, err := q.db.QueryContext(ctx, `SELECT shop_id, business_account_id, entity_type, entity_id, severity, status,
-		alert_type, description, at FROM account_alerts WHERE shop_id = ? ORDER BY position`, shop)
-	if err != nil {
-		return nil, fmt.Errorf("list alerts: %w", err)
+	return readmodel.List(ctx, q.db, "alerts", scanAlert, `SELECT shop_id, business_account_id, entity_type, entity_id, severity,
+		status, alert_type, description, at FROM account_alerts WHERE shop_id = ? ORDER BY position`, shop)
+}
+
+func scanAlert(s readmodel.Scanner) (Alert, error) {
+	var a Alert
+	var at int64
+	if err := s.Scan(&a.ShopID, &a.BusinessAccountID, &a.EntityType, &a.EntityID, &a.Severity, &a.Status,
+		&a.Type, &a.Description, &at); err != nil {
+		return Alert{}, err
 	}
-	defer rows.Close()
-	var out []Alert
-	for rows.Next() {
-		var a Alert
-		var at int64
-		if err := rows.Scan(&a.ShopID, &a.BusinessAccountID, &a.EntityType, &a.EntityID, &a.Severity, &a.Status,
-			&a.Type, &a.Description, &at); err != nil {
-			return nil, fmt.Errorf("list alerts: %w", err)
-		}
-		a.At = micros(at)
-		out = append(out, a)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list alerts: %w", err)
-	}
-	return out, nil
+	a.At = readmodel.Time(at)
+	return a, nil
 }
 
 // Review is an account review decision, as the platform sent it.
@@ -273,33 +227,16 @@ type Review struct {
 // Reviews returns a shop's account review decisions, oldest first (the
 // last one is the account's current review state).
 func (q *Queries) Reviews(ctx context.Context, shop string) ([]Review, error) {
-	rows, err := q.db.QueryContext(ctx, `SELECT shop_id, business_account_id, decision, at FROM account_reviews
-		WHERE shop_id = ? ORDER BY position`, shop)
-	if err != nil {
-		return nil, fmt.Errorf("list reviews: %w", err)
-	}
-	defer rows.Close()
-	var out []Review
-	for rows.Next() {
-		var r Review
-		var at int64
-		if err := rows.Scan(&r.ShopID, &r.BusinessAccountID, &r.Decision, &at); err != nil {
-			return nil, fmt.Errorf("list reviews: %w", err)
-		}
-		r.At = micros(at)
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list reviews: %w", err)
-	}
-	return out, nil
+	return readmodel.List(ctx, q.db, "reviews", scanReview, `SELECT shop_id, business_account_id, decision, at
+		FROM account_reviews WHERE shop_id = ? ORDER BY position`, shop)
 }
 
-func micros(v int64) time.Time { return time.UnixMicro(v).UTC() }
-
-func nullMicros(v sql.NullInt64) time.Time {
-	if !v.Valid {
-		return time.Time{}
+func scanReview(s readmodel.Scanner) (Review, error) {
+	var r Review
+	var at int64
+	if err := s.Scan(&r.ShopID, &r.BusinessAccountID, &r.Decision, &at); err != nil {
+		return Review{}, err
 	}
-	return micros(v.Int64)
+	r.At = readmodel.Time(at)
+	return r, nil
 }
