@@ -35,6 +35,12 @@ type SubscriberConfig struct {
 	// every message is exactly one log event (EventFromMessage always
 	// succeeds). Projectors use it.
 	Raw bool
+	// Skip, when set, is asked about each event before a message is made
+	// of it: true passes the event over (the callee records the progress
+	// itself). Events are asked about in log order, each after the
+	// messages before it were acknowledged. Projectors skip the event types
+	// they do not fold, so that no message is built for them.
+	Skip func(e *eventlog.Event) bool
 	// Logger receives subscription failures (never payloads). The zero
 	// value discards.
 	Logger zerolog.Logger
@@ -218,7 +224,7 @@ func (f *follower) follow(ctx context.Context, logSub eventlog.Subscription) boo
 			if e.Position <= f.after {
 				continue // already handled before a resubscription
 			}
-			if f.filter.Match(&e) && !f.deliver(ctx, e) {
+			if f.filter.Match(&e) && (f.cfg.Skip == nil || !f.cfg.Skip(&e)) && !f.deliver(ctx, e) {
 				return false
 			}
 			f.after = e.Position

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -385,5 +386,34 @@ func TestConfigValidate(t *testing.T) {
 	}
 	if _, err := eventbus.NewPublisher(eventbus.PublisherConfig{}); err == nil {
 		t.Error("NewPublisher accepted a config without a log")
+	}
+}
+
+// TestSubscriberSkip: events Skip passes over make no message, in log
+// order, and Skip is told each of them.
+func TestSubscriberSkip(t *testing.T) {
+	l := openLog(t)
+	pos := appendEvents(t, l, "thing-1", "Keep1", "Drop1", "Drop2", "Keep2")
+	var skipped []uint64
+	sub := newSubscriber(t, eventbus.SubscriberConfig{Log: l, Skip: func(e *eventlog.Event) bool {
+		if strings.HasPrefix(e.Type, "Drop") {
+			skipped = append(skipped, uint64(e.Position))
+			return true
+		}
+		return false
+	}})
+	ch, err := sub.Subscribe(t.Context(), eventbus.TopicAll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Keep1", "Keep2"} {
+		msg := receive(t, ch)
+		if got := msg.Metadata.Get(eventbus.MetaType); got != want {
+			t.Fatalf("delivered %s, want %s", got, want)
+		}
+		msg.Ack()
+	}
+	if len(skipped) != 2 || skipped[0] != uint64(pos[1]) || skipped[1] != uint64(pos[2]) {
+		t.Fatalf("skipped %v, want positions %d and %d", skipped, pos[1], pos[2])
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync"
 	"time"
 
@@ -283,7 +282,17 @@ func (r *Runtime) Run(ctx context.Context) error {
 			StartAfter:  r.startAfter,
 			NackBackoff: r.cfg.RedeliveryBackoff,
 			Raw:         true,
-			Logger:      r.log.With().Str("projector", p.Name).Logger(),
+			Skip: func(e *eventlog.Event) bool {
+				if p.folds(e.Type) {
+					return false
+				}
+				// Nothing to write: the checkpoint moves in memory
+				// (WaitFor sees it) and reaches the store with the next
+				// applied event or the background flush.
+				r.advance(p, e.Position)
+				return true
+			},
+			Logger: r.log.With().Str("projector", p.Name).Logger(),
 		})
 		if err != nil {
 			return fmt.Errorf("run projections: %w", err)
@@ -378,17 +387,6 @@ func (r *Runtime) startAfter(_ context.Context, name string) (eventlog.Position,
 // checkpoint, within HandleTimeout.
 func (r *Runtime) handler(p *projector) message.NoPublishHandlerFunc {
 	return func(msg *message.Message) error {
-		if t := msg.Metadata.Get(eventbus.MetaType); t != "" && !p.folds(t) {
-			// Nothing to write: the checkpoint moves in memory (WaitFor
-			// sees it) and reaches the store with the next applied event
-			// or the background flush. Only the position is read.
-			pos, err := strconv.ParseUint(msg.Metadata.Get(eventbus.MetaPosition), 10, 64)
-			if err != nil {
-				return fmt.Errorf("projector %s: message %s position: %w", p.Name, msg.UUID, err)
-			}
-			r.advance(p, pos)
-			return nil
-		}
 		e, err := eventbus.EventFromMessage(msg)
 		if err != nil {
 			return fmt.Errorf("projector %s: %w", p.Name, err)

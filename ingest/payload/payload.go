@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"unicode/utf8"
 
 	"github.com/cgp-platform/cgp/domain"
 )
@@ -50,6 +51,11 @@ func (t *Text) UnmarshalJSON(b []byte) error {
 	switch {
 	case bytes.Equal(b, []byte("null")):
 		*t = ""
+	case len(b) > 1 && b[0] == '"' && b[len(b)-1] == '"' && bytes.IndexByte(b, '\\') < 0 && utf8.Valid(b):
+		// The decoder hands over a valid JSON value: a string without
+		// escapes is its bytes between the quotes (the common case, and
+		// the hot path of every money field).
+		*t = Text(b[1 : len(b)-1])
 	case len(b) > 0 && b[0] == '"':
 		var s string
 		if err := json.Unmarshal(b, &s); err != nil {
