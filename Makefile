@@ -53,6 +53,7 @@ bench-go:
 bench-programs: build
 	$(GO) run ./bench/eventlog
 	$(GO) run ./bench/webhooks -bin $(BIN)
+	$(GO) run ./bench/ingest -bin $(BIN)
 	$(GO) run ./bench/authflood -bin $(BIN) -duration 15s
 
 # Runs every fuzz target for FUZZTIME each (the seed corpora run in `make test`).
