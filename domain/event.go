@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+
+	gojson "github.com/goccy/go-json"
 )
 
 // Event is a domain event: an immutable fact. EventType returns its stable,
@@ -107,7 +109,10 @@ func (c *Catalogue) Decode(name string, version int, raw json.RawMessage) (Event
 		}
 	}
 	ev := s.New()
-	if err := json.Unmarshal(raw, ev); err != nil {
+	// go-json decodes the same documents into the same values as
+	// encoding/json, at a fraction of its cost (every projector decodes
+	// every event it folds).
+	if err := gojson.Unmarshal(raw, ev); err != nil {
 		return nil, fmt.Errorf("decode %s v%d: %w", name, s.Version, err)
 	}
 	return ev, nil

@@ -35,12 +35,19 @@ type SubscriberConfig struct {
 	// every message is exactly one log event (EventFromMessage always
 	// succeeds). Projectors use it.
 	Raw bool
-	// Skip, when set, is asked about each event before a message is made
-	// of it: true passes the event over (the callee records the progress
-	// itself). Events are asked about in log order, each after the
-	// messages before it were acknowledged. Projectors skip the event types
-	// they do not fold, so that no message is built for them.
-	Skip func(e *eventlog.Event) bool
+	// Wants, when set, says which event types become messages; the others
+	// are passed over, and Passed (when set) is told each one's position,
+	// in log order and only once every message before it was
+	// acknowledged, so the consumer's progress still moves. Projectors
+	// pass over the event types they do not fold.
+	Wants  func(eventType string) bool
+	Passed func(pos eventlog.Position)
+	// Batch, above 1 with Raw, lets one message carry up to Batch
+	// consecutive events that were already waiting (never waiting for
+	// more): the message is the first event's, and EventsFromMessage
+	// returns them all. A consumer applying them in one transaction pays
+	// its per-transaction cost once per batch.
+	Batch int
 	// Logger receives subscription failures (never payloads). The zero
 	// value discards.
 	Logger zerolog.Logger
@@ -221,23 +228,84 @@ func (f *follower) follow(ctx context.Context, logSub eventlog.Subscription) boo
 			if !open {
 				return true
 			}
-			if e.Position <= f.after {
-				continue // already handled before a resubscription
+			for {
+				if e.Position <= f.after {
+					break // already handled before a resubscription
+				}
+				if !f.filter.Match(&e) {
+					f.after = e.Position
+					break
+				}
+				if !f.wants(&e) {
+					if f.cfg.Passed != nil {
+						f.cfg.Passed(e.Position)
+					}
+					f.after = e.Position
+					break
+				}
+				batch, next, more, closed := f.collect(events, e)
+				if !f.deliver(ctx, batch) {
+					return false
+				}
+				f.after = batch[len(batch)-1].Position
+				if closed {
+					return true
+				}
+				if !more {
+					break
+				}
+				e = next // the event that ended the batch, not handled yet
 			}
-			if f.filter.Match(&e) && (f.cfg.Skip == nil || !f.cfg.Skip(&e)) && !f.deliver(ctx, e) {
-				return false
-			}
-			f.after = e.Position
 		}
 	}
 }
 
-// deliver sends e until it is Acked (true) or ctx ends (false).
-func (f *follower) deliver(ctx context.Context, e eventlog.Event) bool {
+// collect gathers, after first, the events already waiting on events that
+// are delivered too, up to Batch. It stops at the first event that is not
+// (filtered out or not wanted: it must not be passed over before the batch
+// is acknowledged) and returns it as next with more = true; closed reports
+// that the channel closed meanwhile.
+func (f *follower) collect(events <-chan eventlog.Event, first eventlog.Event) (batch []eventlog.Event, next eventlog.Event, more, closed bool) {
+	batch = []eventlog.Event{first}
+	if !f.cfg.Raw || f.cfg.Batch <= 1 {
+		return batch, next, false, false
+	}
+	for len(batch) < f.cfg.Batch {
+		select {
+		case e, open := <-events:
+			if !open {
+				return batch, next, false, true
+			}
+			if e.Position <= batch[len(batch)-1].Position {
+				continue
+			}
+			if !f.filter.Match(&e) || !f.wants(&e) {
+				return batch, e, true, false
+			}
+			batch = append(batch, e)
+		default:
+			return batch, next, false, false
+		}
+	}
+	return batch, next, false, false
+}
+
+// wants reports whether e becomes a message (see Wants).
+func (f *follower) wants(e *eventlog.Event) bool {
+	return f.cfg.Wants == nil || f.cfg.Wants(e.Type)
+}
+
+// deliver sends the message of batch (one event, or several with Batch)
+// until it is Acked (true) or ctx ends (false).
+func (f *follower) deliver(ctx context.Context, batch []eventlog.Event) bool {
 	for {
-		msg := f.message(e)
+		msg := f.message(batch[0])
 		msgCtx, cancel := context.WithCancel(ctx)
-		msg.SetContext(msgCtx)
+		if len(batch) > 1 {
+			msg.SetContext(context.WithValue(msgCtx, batchKey{}, batch))
+		} else {
+			msg.SetContext(msgCtx)
+		}
 		select {
 		case f.out <- msg:
 		case <-ctx.Done():
@@ -285,4 +353,21 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	case <-ctx.Done():
 		return false
 	}
+}
+
+// batchKey carries a message's batch of events in its context: messages
+// stay in process, so the events need no second encoding.
+type batchKey struct{}
+
+// EventsFromMessage returns the events a message of a Raw subscription
+// carries: the batch (see SubscriberConfig.Batch), or its one event.
+func EventsFromMessage(msg *message.Message) ([]eventlog.Event, error) {
+	if batch, ok := msg.Context().Value(batchKey{}).([]eventlog.Event); ok {
+		return batch, nil
+	}
+	e, err := EventFromMessage(msg)
+	if err != nil {
+		return nil, err
+	}
+	return []eventlog.Event{e}, nil
 }

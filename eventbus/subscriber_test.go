@@ -389,19 +389,15 @@ func TestConfigValidate(t *testing.T) {
 	}
 }
 
-// TestSubscriberSkip: events Skip passes over make no message, in log
-// order, and Skip is told each of them.
-func TestSubscriberSkip(t *testing.T) {
+// TestSubscriberWants: event types Wants refuses make no message, and
+// Passed is told each of them, in log order.
+func TestSubscriberWants(t *testing.T) {
 	l := openLog(t)
 	pos := appendEvents(t, l, "thing-1", "Keep1", "Drop1", "Drop2", "Keep2")
-	var skipped []uint64
-	sub := newSubscriber(t, eventbus.SubscriberConfig{Log: l, Skip: func(e *eventlog.Event) bool {
-		if strings.HasPrefix(e.Type, "Drop") {
-			skipped = append(skipped, uint64(e.Position))
-			return true
-		}
-		return false
-	}})
+	var passed []eventlog.Position
+	sub := newSubscriber(t, eventbus.SubscriberConfig{Log: l,
+		Wants:  func(typ string) bool { return !strings.HasPrefix(typ, "Drop") },
+		Passed: func(p eventlog.Position) { passed = append(passed, p) }})
 	ch, err := sub.Subscribe(t.Context(), eventbus.TopicAll)
 	if err != nil {
 		t.Fatal(err)
@@ -413,7 +409,47 @@ func TestSubscriberSkip(t *testing.T) {
 		}
 		msg.Ack()
 	}
-	if len(skipped) != 2 || skipped[0] != uint64(pos[1]) || skipped[1] != uint64(pos[2]) {
-		t.Fatalf("skipped %v, want positions %d and %d", skipped, pos[1], pos[2])
+	if len(passed) != 2 || passed[0] != pos[1] || passed[1] != pos[2] {
+		t.Fatalf("passed %v, want positions %d and %d", passed, pos[1], pos[2])
+	}
+}
+
+// TestSubscriberBatches: with Batch, events already waiting travel in one
+// message, up to Batch, never across an event that is passed over.
+func TestSubscriberBatches(t *testing.T) {
+	l := openLog(t)
+	appendEvents(t, l, "thing-1", "A1", "A2", "A3", "Drop", "A4", "A5", "A6", "A7")
+	sub := newSubscriber(t, eventbus.SubscriberConfig{Log: l, Raw: true, Batch: 3,
+		Wants: func(typ string) bool { return typ != "Drop" }})
+	ch, err := sub.Subscribe(t.Context(), eventbus.TopicAll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for len(got) < 7 {
+		msg := receive(t, ch)
+		evs, err := eventbus.EventsFromMessage(msg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(evs) > 3 {
+			t.Fatalf("a batch of %d events, Batch is 3", len(evs))
+		}
+		var types []string
+		for _, e := range evs {
+			types = append(types, e.Type)
+		}
+		got = append(got, strings.Join(types, "+"))
+		msg.Ack()
+		if strings.Contains(got[len(got)-1], "A7") {
+			break
+		}
+	}
+	joined := strings.Join(got, ",")
+	if strings.Contains(joined, "A3+A4") || strings.Contains(joined, "Drop") {
+		t.Fatalf("batches %v cross the passed-over event", got)
+	}
+	if strings.ReplaceAll(strings.ReplaceAll(joined, "+", ","), ",,", ",") != "A1,A2,A3,A4,A5,A6,A7" {
+		t.Fatalf("batches %v lose or reorder events", got)
 	}
 }

@@ -14,10 +14,18 @@ import (
 )
 
 // BenchmarkProjection measures events projected per second through the
-// whole runtime (subscription, router, middleware, one read-model
-// transaction per event with its checkpoint) with a projector that writes
-// nothing of its own. The log is filled before the timer starts.
+// whole runtime (subscription, router, middleware, read-model
+// transactions with the checkpoint) with a projector that writes nothing
+// of its own, catching up on a log filled before the timer starts: with
+// the default batching (up to 128 events per transaction), and with one
+// event per transaction as the baseline of the same run.
 func BenchmarkProjection(b *testing.B) {
+	for _, batch := range []int{128, 1} {
+		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) { benchmarkProjection(b, batch) })
+	}
+}
+
+func benchmarkProjection(b *testing.B, maxBatch int) {
 	e := newEnv(b)
 	const batch = 500
 	var last eventlog.Position
@@ -34,7 +42,7 @@ func BenchmarkProjection(b *testing.B) {
 		}
 		last = res.Position
 	}
-	h := newRuntime(b, e, e.store, projections.Projector{
+	h := newRuntimeWith(b, e, e.store, func(c *projections.Config) { c.Batch = maxBatch }, projections.Projector{
 		Name:   "trivial",
 		Handle: func(context.Context, *sql.Tx, eventlog.Event) error { return nil },
 	})

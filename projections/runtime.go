@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -55,6 +56,10 @@ type Config struct {
 	// CloseTimeout bounds how long Close waits for events being handled.
 	// Default 30 s.
 	CloseTimeout time.Duration
+	// Batch is the most events a projector applies in one store
+	// transaction (events already waiting, never waiting for more).
+	// Default 128; 1 applies one event per transaction.
+	Batch int
 	// FlushInterval is how often checkpoints moved past events a
 	// projector does not fold (Projector.Types) are written to the store.
 	// Default 250 ms.
@@ -87,6 +92,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.FlushInterval == 0 {
 		c.FlushInterval = 250 * time.Millisecond
+	}
+	if c.Batch == 0 {
+		c.Batch = 128
 	}
 	if c.Now == nil {
 		c.Now = time.Now
@@ -282,16 +290,13 @@ func (r *Runtime) Run(ctx context.Context) error {
 			StartAfter:  r.startAfter,
 			NackBackoff: r.cfg.RedeliveryBackoff,
 			Raw:         true,
-			Skip: func(e *eventlog.Event) bool {
-				if p.folds(e.Type) {
-					return false
-				}
-				// Nothing to write: the checkpoint moves in memory
-				// (WaitFor sees it) and reaches the store with the next
-				// applied event or the background flush.
-				r.advance(p, e.Position)
-				return true
-			},
+			Wants:       p.folds,
+			// Nothing to write for a type the projector does not fold:
+			// the checkpoint moves in memory (WaitFor sees it) and
+			// reaches the store with the next applied event or the
+			// background flush.
+			Passed: func(pos eventlog.Position) { r.advance(p, pos) },
+			Batch:  r.cfg.Batch,
 			Logger: r.log.With().Str("projector", p.Name).Logger(),
 		})
 		if err != nil {
@@ -387,41 +392,83 @@ func (r *Runtime) startAfter(_ context.Context, name string) (eventlog.Position,
 // checkpoint, within HandleTimeout.
 func (r *Runtime) handler(p *projector) message.NoPublishHandlerFunc {
 	return func(msg *message.Message) error {
-		e, err := eventbus.EventFromMessage(msg)
+		batch, err := eventbus.EventsFromMessage(msg)
 		if err != nil {
 			return fmt.Errorf("projector %s: %w", p.Name, err)
 		}
-		ctx := msg.Context()
-		applied, err := r.cfg.Store.Apply(ctx, p.Name, e.Position, func(tx *sql.Tx) error {
+		pending := r.pending(p, batch)
+		if len(pending) > 1 {
+			// The whole batch in one transaction; when one of its events
+			// fails, nothing of it is written and the events are applied
+			// one by one below, so the failing one alone is retried and
+			// parked.
+			err := r.apply(msg.Context(), p, pending)
+			if err == nil || !parkable(err) {
+				return err
+			}
+		}
+		for _, e := range r.pending(p, batch) {
+			if err := r.apply(msg.Context(), p, []eventlog.Event{e}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// pending returns the events of batch past the projector's checkpoint.
+func (r *Runtime) pending(p *projector, batch []eventlog.Event) []eventlog.Event {
+	r.mu.Lock()
+	cp := p.checkpoint
+	r.mu.Unlock()
+	for i, e := range batch {
+		if e.Position > cp {
+			return batch[i:]
+		}
+	}
+	return nil
+}
+
+// apply folds events (consecutive, past the checkpoint) inside one store
+// transaction that moves the checkpoint to the last of them, each Handle
+// within HandleTimeout, then tells Committed, the metrics and WaitFor.
+func (r *Runtime) apply(ctx context.Context, p *projector, events []eventlog.Event) error {
+	last := events[len(events)-1].Position
+	applied, err := r.cfg.Store.Apply(ctx, p.Name, last, func(tx *sql.Tx) error {
+		for _, e := range events {
 			// The timeout starts once the store's writer is ours, so
 			// waiting behind another projector never counts.
 			hctx, cancel := context.WithTimeout(ctx, r.cfg.HandleTimeout)
-			defer cancel()
-			if err := p.Handle(hctx, tx, e); err != nil {
-				return &handlerError{err: err}
+			err := handle(hctx, p, tx, e)
+			cancel()
+			if err != nil {
+				return &handlerError{err: err, position: e.Position}
 			}
-			return nil
-		})
-		if err != nil {
-			return err
 		}
-		if applied {
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if applied {
+		now := r.cfg.Now()
+		for _, e := range events {
 			if p.Committed != nil {
 				p.Committed(e)
 			}
-			r.metrics.projected.WithLabelValues(p.Name).Inc()
 			if !e.RecordedAt.IsZero() {
-				r.metrics.delay.WithLabelValues(p.Name).Observe(r.cfg.Now().Sub(e.RecordedAt).Seconds())
+				r.metrics.delay.WithLabelValues(p.Name).Observe(now.Sub(e.RecordedAt).Seconds())
 			}
 		}
-		r.mu.Lock()
-		if e.Position > p.persisted {
-			p.persisted = e.Position
-		}
-		r.advanceLocked(p, e.Position)
-		r.mu.Unlock()
-		return nil
+		r.metrics.projected.WithLabelValues(p.Name).Add(float64(len(events)))
 	}
+	r.mu.Lock()
+	if last > p.persisted {
+		p.persisted = last
+	}
+	r.advanceLocked(p, last)
+	r.mu.Unlock()
+	return nil
 }
 
 // flushCheckpoints writes to the store the checkpoints that moved past
@@ -472,9 +519,23 @@ func (r *Runtime) flushOnce() {
 	}
 }
 
+// handle runs p.Handle for e, turning a panic into an error (so the event
+// that panicked is known, also inside a batch).
+func handle(ctx context.Context, p *projector, tx *sql.Tx, e eventlog.Event) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("panic: %v\n%s", v, debug.Stack())
+		}
+	}()
+	return p.Handle(ctx, tx, e)
+}
+
 // handlerError marks a failure of the projector's own Handle, as opposed to
 // a failure of the store: only the former (and panics) park an event.
-type handlerError struct{ err error }
+type handlerError struct {
+	err      error
+	position eventlog.Position // the event that failed
+}
 
 func (e *handlerError) Error() string { return e.err.Error() }
 func (e *handlerError) Unwrap() error { return e.err }
@@ -496,32 +557,62 @@ func (r *Runtime) park(p *projector) message.HandlerMiddleware {
 	return func(h message.HandlerFunc) message.HandlerFunc {
 		return func(msg *message.Message) ([]*message.Message, error) {
 			ctx := msg.Context() // the delivery's: it ends on shutdown only
-			out, err := h(msg)
-			if err == nil {
-				return out, nil
+			for {
+				out, err := h(msg)
+				if err == nil {
+					return out, nil
+				}
+				if ctx.Err() != nil || !parkable(err) {
+					return nil, err
+				}
+				e, ok := r.failing(p, msg, err)
+				if !ok {
+					return nil, err
+				}
+				if perr := r.cfg.Store.Park(ctx, p.Name, e, err); perr != nil {
+					return nil, errors.Join(err, perr)
+				}
+				r.metrics.parked.WithLabelValues(p.Name).Inc()
+				r.log.Error().Err(err).
+					Str("projector", p.Name).
+					Uint64("position", e.Position).
+					Str("event_id", e.ID.String()).
+					Str("event_type", e.Type).
+					Str("stream", e.StreamID).
+					Msg("event parked after retries")
+				r.mu.Lock()
+				if e.Position > p.persisted {
+					p.persisted = e.Position
+				}
+				r.advanceLocked(p, e.Position)
+				r.mu.Unlock()
+				// The rest of the message's batch, if any, goes on.
 			}
-			if ctx.Err() != nil || !parkable(err) {
-				return nil, err
-			}
-			e, derr := eventbus.EventFromMessage(msg)
-			if derr != nil {
-				return nil, errors.Join(err, derr)
-			}
-			if perr := r.cfg.Store.Park(ctx, p.Name, e, err); perr != nil {
-				return nil, errors.Join(err, perr)
-			}
-			r.metrics.parked.WithLabelValues(p.Name).Inc()
-			r.log.Error().Err(err).
-				Str("projector", p.Name).
-				Uint64("position", e.Position).
-				Str("event_id", e.ID.String()).
-				Str("event_type", e.Type).
-				Str("stream", e.StreamID).
-				Msg("event parked after retries")
-			r.advance(p, e.Position)
-			return nil, nil
 		}
 	}
+}
+
+// failing returns the event of msg that failed with err: the one the
+// handler named, else (a panic) the first past the checkpoint, where the
+// one-by-one pass stopped.
+func (r *Runtime) failing(p *projector, msg *message.Message, err error) (eventlog.Event, bool) {
+	batch, derr := eventbus.EventsFromMessage(msg)
+	if derr != nil {
+		return eventlog.Event{}, false
+	}
+	var he *handlerError
+	if errors.As(err, &he) && he.position != 0 {
+		for _, e := range batch {
+			if e.Position == he.position {
+				return e, true
+			}
+		}
+	}
+	pending := r.pending(p, batch)
+	if len(pending) == 0 {
+		return eventlog.Event{}, false
+	}
+	return pending[0], true
 }
 
 // advance moves a projector's known checkpoint forward and wakes WaitFor.

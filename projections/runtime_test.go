@@ -695,3 +695,64 @@ func TestTypedProjectorPassesOverOtherTypes(t *testing.T) {
 		t.Fatalf("rows = %v", got)
 	}
 }
+
+// countingStore counts the transactions Apply opens.
+type countingStore struct {
+	readmodel.Store
+	applies atomic.Int64
+}
+
+func (c *countingStore) Apply(ctx context.Context, projector string, pos eventlog.Position, fn func(tx *sql.Tx) error) (bool, error) {
+	c.applies.Add(1)
+	return c.Store.Apply(ctx, projector, pos, fn)
+}
+
+// TestBatchesShareTransactions: events already in the log when a projector
+// starts are applied several to a transaction, with the same rows.
+func TestBatchesShareTransactions(t *testing.T) {
+	e := newEnv(t)
+	types := make([]string, 200)
+	for i := range types {
+		types[i] = fmt.Sprintf("T%03d", i)
+	}
+	last := e.add(t, "item-1", types...)
+	store := &countingStore{Store: e.store}
+	h := newRuntime(t, e, store, itemsProjector("items", nil))
+	h.start(t)
+	h.waitFor(t, last)
+	if got := rows(t, e.store, "items"); strings.Join(got, ",") != strings.Join(types, ",") {
+		t.Fatalf("rows = %v", got)
+	}
+	if n := store.applies.Load(); n >= 200 {
+		t.Fatalf("%d transactions for 200 waiting events: no batching", n)
+	}
+}
+
+// TestPoisonEventInsideABatch: an event that fails inside a batch is
+// retried and parked alone; the events before and after it are applied.
+func TestPoisonEventInsideABatch(t *testing.T) {
+	e := newEnv(t)
+	last := e.add(t, "item-1", "A", "B", "Poison", "C", "Panic", "D")
+	p := itemsProjector("items", nil)
+	inner := p.Handle
+	p.Handle = func(ctx context.Context, tx *sql.Tx, ev eventlog.Event) error {
+		switch ev.Type {
+		case "Poison":
+			return errors.New("cannot fold this")
+		case "Panic":
+			var m map[string]int
+			m["x"]++
+		}
+		return inner(ctx, tx, ev)
+	}
+	h := newRuntime(t, e, e.store, p)
+	h.start(t)
+	h.waitFor(t, last)
+	if got := rows(t, e.store, "items"); strings.Join(got, ",") != "A,B,C,D" {
+		t.Fatalf("rows = %v, want A,B,C,D", got)
+	}
+	parked, err := e.store.Parked(t.Context(), "items")
+	if err != nil || len(parked) != 2 || parked[0].Type != "Poison" || parked[1].Type != "Panic" {
+		t.Fatalf("parked = %+v, %v; want Poison and Panic", parked, err)
+	}
+}
