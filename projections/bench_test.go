@@ -17,10 +17,10 @@ import (
 // whole runtime (subscription, router, middleware, read-model
 // transactions with the checkpoint) with a projector that writes nothing
 // of its own, catching up on a log filled before the timer starts: with
-// the default batching (up to 128 events per transaction), and with one
+// the default batching (DefaultBatch events per transaction at most), and with one
 // event per transaction as the baseline of the same run.
 func BenchmarkProjection(b *testing.B) {
-	for _, batch := range []int{128, 1} {
+	for _, batch := range []int{projections.DefaultBatch, 1} {
 		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) { benchmarkProjection(b, batch) })
 	}
 }

@@ -58,7 +58,7 @@ type Config struct {
 	CloseTimeout time.Duration
 	// Batch is the most events a projector applies in one store
 	// transaction (events already waiting, never waiting for more).
-	// Default 128; 1 applies one event per transaction.
+	// Default DefaultBatch; 1 applies one event per transaction.
 	Batch int
 	// FlushInterval is how often checkpoints moved past events a
 	// projector does not fold (Projector.Types) are written to the store.
@@ -94,7 +94,7 @@ func (c *Config) setDefaults() {
 		c.FlushInterval = 250 * time.Millisecond
 	}
 	if c.Batch == 0 {
-		c.Batch = 128
+		c.Batch = DefaultBatch
 	}
 	if c.Now == nil {
 		c.Now = time.Now
@@ -127,6 +127,12 @@ func (c Config) Validate() error {
 	}
 	return errors.Join(errs...)
 }
+
+// DefaultBatch is the default Config.Batch: large enough to make catching
+// up ten times faster than one event per transaction, small enough that a
+// batch's transaction does not hold up live acknowledgements on a busy
+// machine (see README, Performance).
+const DefaultBatch = 16
 
 // Runtime runs projectors: one watermill handler per projector, each with
 // its own subscription to the whole log starting after that projector's

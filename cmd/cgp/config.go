@@ -11,6 +11,8 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
+
+	"github.com/cgp-platform/cgp/projections"
 )
 
 // Config is the binary's configuration, filled once from flags and their
@@ -48,6 +50,9 @@ type Config struct {
 	// RateAgency and RateEnterprise are the requests per minute per token
 	// of each plan with API access.
 	RateAgency, RateEnterprise int
+	// ProjectionBatch is the most events a projector applies in one
+	// read-model transaction.
+	ProjectionBatch int
 	// DebugAddr, when set, serves net/http/pprof on its own listener
 	// (keep it on loopback).
 	DebugAddr string
@@ -73,6 +78,7 @@ func (c *Config) bindServe(fs *pflag.FlagSet) {
 	fs.Int64Var(&c.MaxWebhookBody, "max-webhook-body", 1<<20, "largest inbound webhook body in bytes (env CGP_MAX_WEBHOOK_BODY)")
 	fs.IntVar(&c.RateAgency, "rate-limit-agency", 600, "requests per minute per token on the agency plan (env CGP_RATE_LIMIT_AGENCY)")
 	fs.IntVar(&c.RateEnterprise, "rate-limit-enterprise", 3000, "requests per minute per token on the enterprise plan (env CGP_RATE_LIMIT_ENTERPRISE)")
+	fs.IntVar(&c.ProjectionBatch, "projection-batch", projections.DefaultBatch, "most events a projector applies in one read-model transaction (env CGP_PROJECTION_BATCH)")
 	fs.StringVar(&c.DebugAddr, "debug-addr", "", "serve Go profiling (net/http/pprof) on this address, e.g. 127.0.0.1:6060; off when empty (env CGP_DEBUG_ADDR)")
 	fs.BoolVar(&c.Demo, "demo", false, "on an empty data directory, create a demo account, shop and token and print them (env CGP_DEMO)")
 }
@@ -131,6 +137,9 @@ func (c *Config) Validate() error {
 	}
 	if c.ShutdownGrace < 0 {
 		errs = append(errs, errors.New("shutdown-grace must not be negative"))
+	}
+	if c.ProjectionBatch < 0 || c.ProjectionBatch > 10_000 {
+		errs = append(errs, errors.New("projection-batch must be 1 to 10000"))
 	}
 	if c.RateAgency < 0 || c.RateEnterprise < 0 {
 		errs = append(errs, errors.New("rate limits must not be negative"))

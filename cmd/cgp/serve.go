@@ -62,7 +62,8 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 		return nil, fmt.Errorf("open read models: %w", err)
 	}
 	a.Store = store
-	a.Runtime, err = projections.New(projections.Config{Log: core.Log, Store: store, Logger: core.Logger, Registry: a.Registry})
+	a.Runtime, err = projections.New(projections.Config{Log: core.Log, Store: store, Logger: core.Logger, Registry: a.Registry,
+		Batch: cfg.ProjectionBatch})
 	if err != nil {
 		return nil, errors.Join(err, store.Close())
 	}
