@@ -153,6 +153,8 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 		return p.TokenID, ok
 	}, idempotency.Options{})
 	writeapi.NewCustomers(core.Commands, authn, idem, a.Customers, a.Runtime, time.Now).Routes(r)
+	mountOrders(a, r, idem)
+	mountCatalog(a, r, idem)
 	writeapi.NewAPIKeys(core.Commands, authn, idem, directory{a.Tenancy}, time.Now).Routes(r)
 	readapi.NewUsage(authn, imageKeyFinder{a.Tenancy}, directory{a.Tenancy}, readapi.DefaultAICredits(), time.Now).Routes(r)
 	ingest.NewCommerce(shops, core.Commands, cfg.MaxWebhookBody).Routes(r)
