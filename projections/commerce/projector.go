@@ -402,6 +402,6 @@ WHERE subscription_contracts.version < excluded.version`,
 func insertPrivacyRequest(ctx context.Context, tx *sql.Tx, e *eventlog.Event, shop, kind, customer, requestID string, orders []string) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO privacy_requests (event_id, shop_id, kind, customer_id, request_id, orders, received_at, version)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (event_id) DO NOTHING`,
-		e.ID.String(), shop, kind, customer, requestID, readmodel.JSONText(orders, "[]"), readmodel.Micros(e.RecordedAt), int64(e.Position))
+		e.ID.String(), shop, kind, customer, requestID, readmodel.JSONText(orders, "[]"), readmodel.Micros(e.OccurredAt), int64(e.Position))
 	return err
 }
