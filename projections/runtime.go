@@ -404,12 +404,29 @@ func (r *Runtime) handler(p *projector) message.NoPublishHandlerFunc {
 		}
 		pending := r.pending(p, batch)
 		if len(pending) > 1 {
-			// The whole batch in one transaction; when one of its events
-			// fails, nothing of it is written and the events are applied
-			// one by one below, so the failing one alone is retried and
-			// parked.
+			// The whole batch in one transaction. When one of its events
+			// fails nothing of it is written: the events before the
+			// failing one are applied again without it, and the failure
+			// is returned, so the failing event alone is retried (once per
+			// attempt) and parked, and the rest follows it.
 			err := r.apply(msg.Context(), p, pending)
 			if err == nil || !parkable(err) {
+				return err
+			}
+			var he *handlerError
+			if errors.As(err, &he) && he.position != 0 {
+				var before []eventlog.Event
+				for _, e := range pending {
+					if e.Position >= he.position {
+						break
+					}
+					before = append(before, e)
+				}
+				if len(before) > 0 {
+					if berr := r.apply(msg.Context(), p, before); berr != nil {
+						return berr
+					}
+				}
 				return err
 			}
 		}

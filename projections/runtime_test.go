@@ -735,9 +735,11 @@ func TestPoisonEventInsideABatch(t *testing.T) {
 	last := e.add(t, "item-1", "A", "B", "Poison", "C", "Panic", "D")
 	p := itemsProjector("items", nil)
 	inner := p.Handle
+	var poisonTries atomic.Int64
 	p.Handle = func(ctx context.Context, tx *sql.Tx, ev eventlog.Event) error {
 		switch ev.Type {
 		case "Poison":
+			poisonTries.Add(1)
 			return errors.New("cannot fold this")
 		case "Panic":
 			var m map[string]int
@@ -754,5 +756,8 @@ func TestPoisonEventInsideABatch(t *testing.T) {
 	parked, err := e.store.Parked(t.Context(), "items")
 	if err != nil || len(parked) != 2 || parked[0].Type != "Poison" || parked[1].Type != "Panic" {
 		t.Fatalf("parked = %+v, %v; want Poison and Panic", parked, err)
+	}
+	if n := poisonTries.Load(); n != 3 {
+		t.Fatalf("poison event tried %d times, want 1 + MaxRetries (2)", n)
 	}
 }
