@@ -93,16 +93,10 @@ func (c *Customers) handleCustomerList(w http.ResponseWriter, r *http.Request) {
 
 func (c *Customers) handleCustomerGet(w http.ResponseWriter, r *http.Request) {
 	p, _ := auth.FromContext(r.Context())
-	if err := WaitForPosition(r, c.wait, customers.Name); err != nil {
-		httpapi.WriteError(w, r, err)
-		return
-	}
-	cust, err := c.q.Get(r.Context(), p.ShopID, mux.Vars(r)["customer_id"])
-	if err != nil {
-		httpapi.WriteError(w, r, err)
-		return
-	}
-	httpapi.WriteResource(w, r, http.StatusOK, CustomerResource(cust, c.now()))
+	id := mux.Vars(r)["customer_id"]
+	ServeOne(w, r, c.wait, customers.Name, p.ShopID,
+		func(ctx context.Context, shop string) (*customers.Customer, error) { return c.q.Get(ctx, shop, id) },
+		func(cust *customers.Customer) httpapi.Resource { return CustomerResource(cust, c.now()) })
 }
 
 // CustomerResource renders a customer in the single-resource shape.

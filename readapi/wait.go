@@ -2,7 +2,10 @@ package readapi
 
 import (
 	"context"
+	"errors"
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/cgp-platform/cgp/eventlog"
 	"github.com/cgp-platform/cgp/httpapi"
@@ -21,4 +24,51 @@ func WaitForPosition(r *http.Request, w Waiter, projectors ...string) error {
 	return httpapi.WaitForPosition(r, func(ctx context.Context, pos uint64) error {
 		return w.WaitFor(ctx, eventlog.Position(pos), projectors...)
 	})
+}
+
+// ServeOne answers the GET of one resource of the caller's shop: it
+// honours X-Wait-For-Position for projector's read model, loads the row
+// (a row of another shop is not found) and writes it with render.
+func ServeOne[T any](w http.ResponseWriter, r *http.Request, wait Waiter, projector string, shop string,
+	load func(ctx context.Context, shop string) (T, error), render func(T) httpapi.Resource) {
+	if err := WaitForPosition(r, wait, projector); err != nil {
+		httpapi.WriteError(w, r, err)
+		return
+	}
+	row, err := load(r.Context(), shop)
+	if err != nil {
+		httpapi.WriteError(w, r, err)
+		return
+	}
+	httpapi.WriteResource(w, r, http.StatusOK, render(row))
+}
+
+// ServeWritten answers a write with the resource it changed, read back from
+// projector's read model once that reached the command's position
+// (bounded by MaxWait), with the position in X-Event-Position. When the
+// read model is slower than that, the row it has is shown with the
+// validated change applied by pending; when it has no row yet, the answer
+// is 503 (the change itself is durable).
+func ServeWritten[T any](w http.ResponseWriter, r *http.Request, wait Waiter, projector string, pos eventlog.Position, status int,
+	load func(ctx context.Context) (T, error), pending func(T), render func(T) httpapi.Resource) {
+	ctx, cancel := context.WithTimeout(r.Context(), MaxWait)
+	defer cancel()
+	waitErr := wait.WaitFor(ctx, pos, projector)
+	if waitErr != nil && !errors.Is(waitErr, context.DeadlineExceeded) {
+		httpapi.WriteError(w, r, waitErr)
+		return
+	}
+	row, err := load(r.Context())
+	if err != nil {
+		if waitErr != nil {
+			err = httpapi.Unavailable(time.Second)
+		}
+		httpapi.WriteError(w, r, err)
+		return
+	}
+	if waitErr != nil && pending != nil {
+		pending(row)
+	}
+	w.Header().Set(HeaderPosition, strconv.FormatUint(uint64(pos), 10))
+	httpapi.WriteResource(w, r, status, render(row))
 }

@@ -2,9 +2,7 @@ package writeapi
 
 import (
 	"context"
-	"errors"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -68,25 +66,10 @@ func (c *Customers) handleCustomerPatch(w http.ResponseWriter, r *http.Request) 
 		httpapi.WriteError(w, r, err)
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), readapi.MaxWait)
-	defer cancel()
-	waitErr := c.wait.WaitFor(ctx, res.Position, customers.Name)
-	if waitErr != nil && !errors.Is(waitErr, context.DeadlineExceeded) {
-		httpapi.WriteError(w, r, waitErr)
-		return
-	}
-	cust, err := c.q.Get(r.Context(), p.ShopID, id)
-	if err != nil {
-		if waitErr != nil {
-			// The change is durable, the read model far behind: say so.
-			err = httpapi.Unavailable(time.Second)
-		}
-		httpapi.WriteError(w, r, err)
-		return
-	}
-	if waitErr != nil {
-		cust.Tags, _ = domain.NormalizeTags(*body.Tags) // validated by the command already
-	}
-	w.Header().Set(readapi.HeaderPosition, strconv.FormatUint(res.Position, 10))
-	httpapi.WriteResource(w, r, http.StatusOK, readapi.CustomerResource(cust, c.now()))
+	readapi.ServeWritten(w, r, c.wait, customers.Name, res.Position, http.StatusOK,
+		func(ctx context.Context) (*customers.Customer, error) { return c.q.Get(ctx, p.ShopID, id) },
+		func(cust *customers.Customer) {
+			cust.Tags, _ = domain.NormalizeTags(*body.Tags) // validated by the command already
+		},
+		func(cust *customers.Customer) httpapi.Resource { return readapi.CustomerResource(cust, c.now()) })
 }

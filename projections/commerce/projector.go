@@ -192,11 +192,11 @@ CREATE TABLE privacy_requests (
 	version     INTEGER NOT NULL
 );
 CREATE INDEX privacy_requests_shop ON privacy_requests (shop_id, received_at);
-`}}
+`}, {Version: 2, SQL: ordersListIndexes}, {Version: 3, SQL: catalogIndexes}}
 
-var handledTypes = []string{"OrderRecorded", "RefundRecorded", "ProductRecorded", "ProductDeleted", "InventoryLevelUpdated",
+var handledTypes = append([]string{"OrderRecorded", "RefundRecorded", "ProductRecorded", "ProductDeleted", "InventoryLevelUpdated",
 	"CartRecorded", "CheckoutRecorded", "SubscriptionContractRecorded", "BillingAttemptRecorded", "ThemeRecorded",
-	"CustomerDataRequested", "CustomerRedactRequested", "ShopRedactRequested"}
+	"CustomerDataRequested", "CustomerRedactRequested", "ShopRedactRequested"}, catalogTypes...)
 
 // Projector returns the commerce projector.
 func Projector(codec *envelope.Codec) projections.Projector {
@@ -273,6 +273,8 @@ func apply(ctx context.Context, tx *sql.Tx, e *eventlog.Event, d envelope.Decode
 		err = insertPrivacyRequest(ctx, tx, e, ev.ShopID, "customers/redact", ev.CustomerID, "", ev.OrdersToRedact)
 	case *domain.ShopRedactRequested:
 		err = insertPrivacyRequest(ctx, tx, e, ev.ShopID, "shop/redact", "", "", nil)
+	default:
+		err = applyCatalog(ctx, tx, e, d)
 	}
 	if err != nil {
 		return fmt.Errorf("commerce %s: %w", e.Type, err)

@@ -39,23 +39,11 @@ type Order struct {
 
 // Order returns an order of a shop.
 func (q *Queries) Order(ctx context.Context, shop, id string) (*Order, error) {
-	var o Order
-	var total, subtotal, tax, discounts, refunded, created, updated, processed, cancelled int64
-	var lines, codes, tags, utm, clicks string
-	err := q.db.QueryRowContext(ctx, `SELECT order_id, shop_id, external_id, customer_id, name, email, financial_status,
-		fulfillment_status, currency, total_price, subtotal_price, total_tax, total_discounts, refunded, lines, source_name,
-		discount_codes, tags, landing_site, referring_site, utm, click_ids, created_at, updated_at, processed_at, cancelled_at,
-		last_topic, snapshots, redacted, version FROM orders WHERE order_id = ? AND shop_id = ?`, id, shop).Scan(
-		&o.ID, &o.ShopID, &o.ExternalID, &o.CustomerID, &o.Name, &o.Email, &o.FinancialStatus, &o.FulfillmentStatus, &o.Currency,
-		&total, &subtotal, &tax, &discounts, &refunded, &lines, &o.SourceName, &codes, &tags, &o.LandingSite, &o.ReferringSite,
-		&utm, &clicks, &created, &updated, &processed, &cancelled, &o.LastTopic, &o.Snapshots, &o.Redacted, &o.Version)
+	o, err := scanOrder(q.db.QueryRowContext(ctx, `SELECT `+orderColumns+` FROM orders WHERE order_id = ? AND shop_id = ?`, id, shop))
 	if err := readmodel.FindError(err, "order"); err != nil {
 		return nil, err
 	}
-	o.TotalPrice, o.SubtotalPrice, o.TotalTax = domain.Amount(total), domain.Amount(subtotal), domain.Amount(tax)
-	o.TotalDiscounts, o.Refunded = domain.Amount(discounts), domain.Amount(refunded)
-	o.CreatedAt, o.UpdatedAt, o.ProcessedAt, o.CancelledAt = readmodel.Time(created), readmodel.Time(updated), readmodel.Time(processed), readmodel.Time(cancelled)
-	return &o, unmarshalAll(col{lines, &o.Lines}, col{codes, &o.DiscountCodes}, col{tags, &o.Tags}, col{utm, &o.UTM}, col{clicks, &o.ClickIDs})
+	return &o, nil
 }
 
 // Product is a row of the products read model.

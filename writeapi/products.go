@@ -1,0 +1,146 @@
+package writeapi
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/gorilla/mux"
+
+	"github.com/cgp-platform/cgp/auth"
+	"github.com/cgp-platform/cgp/commands"
+	"github.com/cgp-platform/cgp/domain"
+	"github.com/cgp-platform/cgp/httpapi"
+	"github.com/cgp-platform/cgp/projections/commerce"
+	"github.com/cgp-platform/cgp/readapi"
+)
+
+// Catalog serves the product and inventory writes.
+type Catalog struct {
+	idem func(http.Handler) http.Handler
+	cmds *commands.Handler
+	auth *auth.Authenticator
+	q    *commerce.Queries
+	wait readapi.Waiter
+}
+
+// NewCatalog returns the product and inventory write handlers. idem wraps
+// every write in Idempotency-Key handling (inside authentication, so keys
+// are scoped to the token).
+func NewCatalog(cmds *commands.Handler, a *auth.Authenticator, idem func(http.Handler) http.Handler, q *commerce.Queries, wait readapi.Waiter) *Catalog {
+	return &Catalog{cmds: cmds, auth: a, idem: idem, q: q, wait: wait}
+}
+
+// Routes registers the product and inventory writes.
+func (c *Catalog) Routes(r *mux.Router) {
+	write := func(h http.HandlerFunc) http.Handler {
+		return httpapi.Stable(c.auth.Require("products:write", c.idem(h)))
+	}
+	r.Handle("/api/v1/products", write(c.handleProductCreate)).Methods(http.MethodPost)
+	r.Handle("/api/v1/products/{id}", write(c.handleProductPatch)).Methods(http.MethodPatch)
+	r.Handle("/api/v1/inventory", write(c.handleInventoryPatch)).Methods(http.MethodPatch)
+}
+
+type variantBody struct {
+	SKU   string      `json:"sku"`
+	Price json.Number `json:"price"`
+}
+
+type productCreateBody struct {
+	Title       string        `json:"title"`
+	Handle      string        `json:"handle"`
+	Status      string        `json:"status"`
+	Vendor      string        `json:"vendor"`
+	ProductType string        `json:"product_type"`
+	Tags        []string      `json:"tags"`
+	Variants    []variantBody `json:"variants"`
+}
+
+func (b productCreateBody) draft() (domain.ProductDraft, error) {
+	d := domain.ProductDraft{Title: b.Title, Handle: b.Handle, Status: b.Status, Vendor: b.Vendor, ProductType: b.ProductType, Tags: b.Tags}
+	for i, v := range b.Variants {
+		field := "variants[" + strconv.Itoa(i) + "].price"
+		if v.Price == "" {
+			return d, httpapi.ValidationFailed(field, "price is required")
+		}
+		price, err := domain.ParseAmount(string(v.Price))
+		if err != nil {
+			return d, httpapi.ValidationFailed(field, "price must be a decimal amount such as 19.90")
+		}
+		d.Variants = append(d.Variants, domain.VariantDraft{SKU: v.SKU, Price: price})
+	}
+	return d, nil
+}
+
+// handleProductCreate creates a product the service owns and answers 201
+// with it, built from the command's result.
+func (c *Catalog) handleProductCreate(w http.ResponseWriter, r *http.Request) {
+	p, _ := auth.FromContext(r.Context())
+	var body productCreateBody
+	if err := httpapi.DecodeData(w, r, MaxBody, &body); err != nil {
+		httpapi.WriteError(w, r, err)
+		return
+	}
+	d, err := body.draft()
+	if err != nil {
+		httpapi.WriteError(w, r, err)
+		return
+	}
+	res, ev, err := c.cmds.CreateProduct(r.Context(), commands.CreateProduct{ShopID: p.ShopID, Draft: d}, meta(r, p))
+	if err != nil {
+		httpapi.WriteError(w, r, err)
+		return
+	}
+	prod := &commerce.Product{ID: ev.ProductID, ShopID: ev.ShopID, Title: ev.Title, Handle: ev.Handle, Status: ev.Status,
+		Vendor: ev.Vendor, ProductType: ev.ProductType, Tags: ev.Tags, Variants: ev.Variants, CreatedAt: ev.CreatedAt, UpdatedAt: ev.CreatedAt}
+	w.Header().Set(readapi.HeaderPosition, strconv.FormatUint(res.Position, 10))
+	httpapi.WriteResource(w, r, http.StatusCreated, readapi.ProductResource(prod))
+}
+
+type productPatchBody struct {
+	Title       *string   `json:"title"`
+	Status      *string   `json:"status"`
+	Vendor      *string   `json:"vendor"`
+	ProductType *string   `json:"product_type"`
+	Tags        *[]string `json:"tags"`
+}
+
+// handleProductPatch changes a product. It answers with the product as the
+// read model shows it once the projection caught up with the command
+// (bounded by readapi.MaxWait); if the projection is slower, with the row
+// as it was and the command's changes applied.
+func (c *Catalog) handleProductPatch(w http.ResponseWriter, r *http.Request) {
+	p, _ := auth.FromContext(r.Context())
+	var body productPatchBody
+	if err := httpapi.DecodeData(w, r, MaxBody, &body); err != nil {
+		httpapi.WriteError(w, r, err)
+		return
+	}
+	id := mux.Vars(r)["id"]
+	res, err := c.cmds.UpdateProduct(r.Context(), commands.UpdateProduct{ShopID: p.ShopID, ProductID: id, Changes: domain.ProductChanges{
+		Title: body.Title, Status: body.Status, Vendor: body.Vendor, ProductType: body.ProductType, Tags: body.Tags,
+	}}, meta(r, p))
+	if err != nil {
+		httpapi.WriteError(w, r, err)
+		return
+	}
+	readapi.ServeWritten(w, r, c.wait, commerce.Name, res.Position, http.StatusOK,
+		func(ctx context.Context) (*commerce.Product, error) { return c.q.Product(ctx, p.ShopID, id) },
+		func(prod *commerce.Product) { applyChanges(prod, body) },
+		readapi.ProductResource)
+}
+
+// applyChanges shows a validated change on a read-model row that has not
+// caught up with it yet.
+func applyChanges(p *commerce.Product, b productPatchBody) {
+	for dst, src := range map[*string]*string{&p.Title: b.Title, &p.Status: b.Status, &p.Vendor: b.Vendor, &p.ProductType: b.ProductType} {
+		if src != nil {
+			*dst = strings.TrimSpace(*src)
+		}
+	}
+	if b.Tags != nil {
+		p.Tags, _ = domain.NormalizeTags(*b.Tags) // validated by the command already
+	}
+}
