@@ -92,6 +92,9 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	)
 	root.AddCommand(messagingCommands(cfg, stdout, stderr)...)
 	root.AddCommand(marketplacesCommands(cfg, stdout, stderr)...)
+	root.AddCommand(campaignsCommands(cfg, stdout, stderr)...)
+	root.AddCommand(journeysCommands(cfg, stdout, stderr)...)
+	root.AddCommand(intelligenceCommands(cfg, stdout, stderr)...)
 	return root
 }
 

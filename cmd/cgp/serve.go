@@ -109,6 +109,9 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 		commerce.Projector(core.Codec)}
 	projectors = append(projectors, messagingProjectors(a)...)
 	projectors = append(projectors, marketplacesProjectors(a)...)
+	projectors = append(projectors, campaignsProjectors(a)...)
+	projectors = append(projectors, journeysProjectors(a)...)
+	projectors = append(projectors, intelligenceProjectors(a)...)
 	for _, p := range projectors {
 		if err := store.Migrate(ctx, p.Name, p.Migrations); err != nil {
 			return nil, errors.Join(fmt.Errorf("migrate %s: %w", p.Name, err), store.Close())
@@ -155,6 +158,9 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 	writeapi.NewCustomers(core.Commands, authn, idem, a.Customers, a.Runtime, time.Now).Routes(r)
 	mountOrders(a, r, idem)
 	mountCatalog(a, r, idem)
+	mountCampaigns(a, r, idem)
+	mountJourneys(a, r, idem)
+	mountIntelligence(a, r, idem)
 	writeapi.NewAPIKeys(core.Commands, authn, idem, directory{a.Tenancy}, time.Now).Routes(r)
 	readapi.NewUsage(authn, imageKeyFinder{a.Tenancy}, directory{a.Tenancy}, readapi.DefaultAICredits(), time.Now).Routes(r)
 	ingest.NewCommerce(shops, core.Commands, cfg.MaxWebhookBody).Routes(r)

@@ -1,0 +1,4 @@
+package domain
+
+// campaignEvents lists the campaign event types.
+func campaignEvents() []EventSpec { return nil }

@@ -1,0 +1,4 @@
+package domain
+
+// intelligenceEvents lists the intelligence event types.
+func intelligenceEvents() []EventSpec { return nil }
