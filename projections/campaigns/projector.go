@@ -1,0 +1,81 @@
+package campaigns
+
+import (
+	"context"
+	"database/sql"
+
+	"github.com/cgp-platform/cgp/domain"
+	"github.com/cgp-platform/cgp/envelope"
+	"github.com/cgp-platform/cgp/eventlog"
+	"github.com/cgp-platform/cgp/projections"
+	"github.com/cgp-platform/cgp/readmodel"
+)
+
+// Name is the projector's stable name; its checkpoint is kept under it.
+const Name = "campaigns"
+
+var migrations = []readmodel.Migration{{Version: 1, SQL: `
+CREATE TABLE audiences (
+	audience_id TEXT PRIMARY KEY,
+	shop_id     TEXT NOT NULL,
+	name        TEXT NOT NULL,
+	filters     TEXT NOT NULL,
+	created_at  INTEGER NOT NULL,
+	created_pos INTEGER NOT NULL,
+	version     INTEGER NOT NULL
+);
+CREATE INDEX audiences_shop_created ON audiences (shop_id, created_pos, audience_id);
+CREATE TABLE campaigns (
+	campaign_id TEXT PRIMARY KEY,
+	shop_id     TEXT NOT NULL,
+	name        TEXT NOT NULL,
+	audience_id TEXT NOT NULL,
+	channel     TEXT NOT NULL,
+	template_id TEXT NOT NULL,
+	status      TEXT NOT NULL,
+	created_at  INTEGER NOT NULL,
+	updated_at  INTEGER NOT NULL,
+	launched_at INTEGER NOT NULL DEFAULT 0,
+	created_pos INTEGER NOT NULL,
+	version     INTEGER NOT NULL
+);
+CREATE INDEX campaigns_shop_created ON campaigns (shop_id, created_pos, campaign_id);
+CREATE INDEX campaigns_shop_status ON campaigns (shop_id, status, created_pos, campaign_id);
+`}}
+
+// handledTypes are the events the projector folds.
+var handledTypes = []string{"AudienceCreated", "CampaignCreated", "CampaignLaunched"}
+
+// Projector returns the audiences and campaigns projector; codec decodes
+// the events.
+func Projector(codec *envelope.Codec) projections.Projector {
+	return projections.Projector{
+		Name:       Name,
+		Migrations: migrations,
+		Types:      handledTypes,
+		Handle:     projections.Decoding(codec, handledTypes, apply),
+	}
+}
+
+// apply folds one event; each write is guarded by the row's version so a
+// replayed event changes nothing.
+func apply(ctx context.Context, tx *sql.Tx, e *eventlog.Event, d envelope.Decoded) error {
+	pos := int64(e.Position)
+	var err error
+	switch ev := d.Event.(type) {
+	case *domain.AudienceCreated:
+		_, err = tx.ExecContext(ctx, `INSERT INTO audiences (audience_id, shop_id, name, filters, created_at, created_pos, version)
+			VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (audience_id) DO NOTHING`,
+			ev.AudienceID, ev.ShopID, ev.Name, readmodel.JSONText(ev.Filters, "{}"), readmodel.Micros(ev.CreatedAt), pos, pos)
+	case *domain.CampaignCreated:
+		_, err = tx.ExecContext(ctx, `INSERT INTO campaigns (campaign_id, shop_id, name, audience_id, channel, template_id,
+			status, created_at, updated_at, created_pos, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (campaign_id) DO NOTHING`,
+			ev.CampaignID, ev.ShopID, ev.Name, ev.AudienceID, ev.Channel, ev.TemplateID, domain.CampaignStatusDraft,
+			readmodel.Micros(ev.CreatedAt), readmodel.Micros(ev.CreatedAt), pos, pos)
+	case *domain.CampaignLaunched:
+		at := readmodel.Micros(ev.LaunchedAt)
+		_, err = tx.ExecContext(ctx, `UPDATE campaigns SET status = ?, launched_at = ?, updated_at = ?, version = ?
+			WHERE campaign_id = ? AND shop_id = ? AND version < ?`, ev.Status, at, at, pos, ev.CampaignID, ev.ShopID, pos)
+	}
+	return err
+}

@@ -1,0 +1,188 @@
+package readapi
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"github.com/cgp-platform/cgp/auth"
+	"github.com/cgp-platform/cgp/domain"
+	"github.com/cgp-platform/cgp/httpapi"
+	"github.com/cgp-platform/cgp/projections/campaigns"
+)
+
+// Scopes of the audience and campaign reads. Audiences are segments of
+// customers, so they take the customer scopes.
+const (
+	ScopeCampaignsRead = "campaigns:read"
+	ScopeAudiencesRead = "customers:read"
+)
+
+// Campaigns serves the audience (beta) and campaign reads from the
+// campaigns read model.
+type Campaigns struct {
+	q       *campaigns.Queries
+	auth    *auth.Authenticator
+	cursors *httpapi.CursorCodec
+	wait    Waiter
+}
+
+// NewCampaigns returns the audience and campaign read handlers.
+func NewCampaigns(q *campaigns.Queries, a *auth.Authenticator, cursors *httpapi.CursorCodec, wait Waiter) *Campaigns {
+	return &Campaigns{q: q, auth: a, cursors: cursors, wait: wait}
+}
+
+// campaignSortCreatedAt is the one sort field of the audience and campaign lists.
+const campaignSortCreatedAt = "created_at"
+
+// CampaignListSpec is the allow-list of GET /api/v1/campaigns.
+var CampaignListSpec = httpapi.ListSpec{
+	Resource:    "campaigns",
+	Filters:     map[string]httpapi.FilterKind{"status": httpapi.EnumFilter(domain.CampaignStatuses()...)},
+	Sorts:       []string{campaignSortCreatedAt},
+	DefaultSort: "-" + campaignSortCreatedAt,
+}
+
+// AudienceListSpec is the allow-list of GET /api/v1/audiences.
+var AudienceListSpec = httpapi.ListSpec{Resource: "audiences", Sorts: []string{campaignSortCreatedAt}, DefaultSort: "-" + campaignSortCreatedAt}
+
+// Routes registers the audience and campaign reads.
+func (c *Campaigns) Routes(r *mux.Router) {
+	r.Handle("/api/v1/campaigns", httpapi.Stable(httpapi.Compressed(c.auth.Require(ScopeCampaignsRead, http.HandlerFunc(c.handleCampaignList))))).
+		Methods(http.MethodGet)
+	r.Handle("/api/v1/audiences", httpapi.Beta(httpapi.Compressed(c.auth.Require(ScopeAudiencesRead, http.HandlerFunc(c.handleAudienceList))))).
+		Methods(http.MethodGet)
+	r.Handle("/api/v1/audiences/{id}", httpapi.Beta(c.auth.Require(ScopeAudiencesRead, http.HandlerFunc(c.handleAudienceGet)))).
+		Methods(http.MethodGet)
+}
+
+func (c *Campaigns) handleCampaignList(w http.ResponseWriter, r *http.Request) {
+	p, _ := auth.FromContext(r.Context())
+	ServeKeyset(w, r, c.cursors, c.wait, campaigns.Name, CampaignListSpec,
+		func(params httpapi.ListParams, after *campaigns.Key) ([]httpapi.Resource, *campaigns.Key, error) {
+			rows, next, err := c.q.Campaigns(r.Context(), p.ShopID, params.Filters["status"], campaignPage(params, after))
+			items := make([]httpapi.Resource, len(rows))
+			for i := range rows {
+				items[i] = CampaignResource(&rows[i])
+			}
+			return items, next, err
+		})
+}
+
+func (c *Campaigns) handleAudienceList(w http.ResponseWriter, r *http.Request) {
+	p, _ := auth.FromContext(r.Context())
+	ServeKeyset(w, r, c.cursors, c.wait, campaigns.Name, AudienceListSpec,
+		func(params httpapi.ListParams, after *campaigns.Key) ([]httpapi.Resource, *campaigns.Key, error) {
+			rows, next, err := c.q.Audiences(r.Context(), p.ShopID, campaignPage(params, after))
+			items := make([]httpapi.Resource, len(rows))
+			for i := range rows {
+				items[i] = AudienceResource(&rows[i])
+			}
+			return items, next, err
+		})
+}
+
+func (c *Campaigns) handleAudienceGet(w http.ResponseWriter, r *http.Request) {
+	p, _ := auth.FromContext(r.Context())
+	id := mux.Vars(r)["id"]
+	ServeOne(w, r, c.wait, campaigns.Name, p.ShopID,
+		func(ctx context.Context, shop string) (*campaigns.Audience, error) {
+			return c.q.Audience(ctx, shop, id)
+		}, AudienceResource)
+}
+
+func campaignPage(params httpapi.ListParams, after *campaigns.Key) campaigns.Page {
+	return campaigns.Page{Desc: params.Sort.Desc, After: after, Limit: params.Limit}
+}
+
+// ServeKeyset answers a keyset-paginated list of projector's read model:
+// it validates the query against spec, honours X-Wait-For-Position, lets
+// load read the rows after the cursor's key (of type K), and writes the
+// list with the cursor of the next page.
+func ServeKeyset[K any](w http.ResponseWriter, r *http.Request, cursors *httpapi.CursorCodec, wait Waiter, projector string,
+	spec httpapi.ListSpec, load func(httpapi.ListParams, *K) ([]httpapi.Resource, *K, error)) {
+	params, err := httpapi.ParseList(r, spec, cursors)
+	if err == nil {
+		err = WaitForPosition(r, wait, projector)
+	}
+	if err != nil {
+		httpapi.WriteError(w, r, err)
+		return
+	}
+	var after *K
+	if params.Cursor != nil {
+		after = new(K)
+		if err := params.Cursor.Decode(after); err != nil {
+			httpapi.WriteError(w, r, err)
+			return
+		}
+	}
+	items, next, err := load(params, after)
+	pg := httpapi.Page{}
+	if err == nil && next != nil {
+		pg.NextCursor, err = params.NextCursor(next)
+	}
+	if err != nil {
+		httpapi.WriteError(w, r, err)
+		return
+	}
+	httpapi.WriteList(w, r, items, pg)
+}
+
+// CampaignAttributes are a campaign's attributes in the admin API.
+type CampaignAttributes struct {
+	Name       string `json:"name"`
+	AudienceID string `json:"audience_id"`
+	Channel    string `json:"channel"`
+	// TemplateID is the WhatsApp message template's id; nil for e-mail.
+	TemplateID *string    `json:"template_id"`
+	Status     string     `json:"status"`
+	CreatedAt  time.Time  `json:"created_at"`
+	UpdatedAt  time.Time  `json:"updated_at"`
+	LaunchedAt *time.Time `json:"launched_at"`
+}
+
+// CampaignResource renders a campaign in the single-resource shape.
+func CampaignResource(c *campaigns.Campaign) httpapi.Resource {
+	return httpapi.Resource{
+		ID: c.ID, Type: "campaign",
+		Attributes: CampaignAttributes{Name: c.Name, AudienceID: c.AudienceID, Channel: c.Channel, TemplateID: optional(c.TemplateID),
+			Status: c.Status, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, LaunchedAt: zeroTimeAsNull(c.LaunchedAt)},
+		Relationships: map[string]httpapi.Relationship{"audience": httpapi.RelatedLink("/api/v1/audiences/" + c.AudienceID)},
+	}
+}
+
+// AudienceAttributes are an audience's attributes in the admin API.
+type AudienceAttributes struct {
+	Name      string          `json:"name"`
+	Filters   AudienceFilters `json:"filters"`
+	CreatedAt time.Time       `json:"created_at"`
+}
+
+// AudienceFilters are an audience's filters in the admin API: amounts as
+// decimal numbers, absent bounds as null.
+type AudienceFilters struct {
+	LifecycleStages []string   `json:"lifecycle_stages"`
+	Tags            []string   `json:"tags"`
+	MinTotalSpent   *float64   `json:"min_total_spent"`
+	MaxTotalSpent   *float64   `json:"max_total_spent"`
+	LastOrderAfter  *time.Time `json:"last_order_after"`
+	LastOrderBefore *time.Time `json:"last_order_before"`
+}
+
+// AudienceResource renders an audience in the single-resource shape.
+func AudienceResource(a *campaigns.Audience) httpapi.Resource {
+	f := a.Filters
+	amount := func(v *domain.Amount) *float64 {
+		if v == nil {
+			return nil
+		}
+		x := v.Float()
+		return &x
+	}
+	return httpapi.Resource{ID: a.ID, Type: "audience", Attributes: AudienceAttributes{Name: a.Name, CreatedAt: a.CreatedAt,
+		Filters: AudienceFilters{LifecycleStages: nonNil(f.LifecycleStages), Tags: nonNil(f.Tags), MinTotalSpent: amount(f.MinTotalSpent),
+			MaxTotalSpent: amount(f.MaxTotalSpent), LastOrderAfter: f.LastOrderAfter, LastOrderBefore: f.LastOrderBefore}}}
+}

@@ -1,0 +1,202 @@
+package writeapi
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"github.com/cgp-platform/cgp/auth"
+	"github.com/cgp-platform/cgp/commands"
+	"github.com/cgp-platform/cgp/domain"
+	"github.com/cgp-platform/cgp/httpapi"
+	"github.com/cgp-platform/cgp/projections/campaigns"
+	"github.com/cgp-platform/cgp/readapi"
+)
+
+// Scopes of the audience and campaign writes.
+const (
+	ScopeCampaignsWrite = "campaigns:write"
+	ScopeAudiencesWrite = "customers:write"
+)
+
+// TemplateStates tells whether a shop's message template is approved, as
+// the messaging read model has it; an unknown template is not approved.
+type TemplateStates interface {
+	TemplateApproved(ctx context.Context, shop, templateID string) (bool, error)
+}
+
+// Campaigns serves the audience (beta) and campaign writes.
+type Campaigns struct {
+	idem      func(http.Handler) http.Handler
+	cmds      *commands.Handler
+	auth      *auth.Authenticator
+	q         *campaigns.Queries
+	templates TemplateStates
+	wait      readapi.Waiter
+}
+
+// NewCampaigns returns the audience and campaign write handlers. idem
+// wraps every write in Idempotency-Key handling; templates is read at
+// launch.
+func NewCampaigns(cmds *commands.Handler, a *auth.Authenticator, idem func(http.Handler) http.Handler, q *campaigns.Queries,
+	templates TemplateStates, wait readapi.Waiter) *Campaigns {
+	return &Campaigns{cmds: cmds, auth: a, idem: idem, q: q, templates: templates, wait: wait}
+}
+
+// Routes registers the audience and campaign writes.
+func (c *Campaigns) Routes(r *mux.Router) {
+	write := func(scope domain.Scope, h http.HandlerFunc) http.Handler { return c.auth.Require(scope, c.idem(h)) }
+	r.Handle("/api/v1/campaigns", httpapi.Stable(write(ScopeCampaignsWrite, c.handleCampaignCreate))).Methods(http.MethodPost)
+	r.Handle("/api/v1/campaigns/{id}/launch", httpapi.Stable(write(ScopeCampaignsWrite, c.handleCampaignLaunch))).Methods(http.MethodPost)
+	r.Handle("/api/v1/audiences", httpapi.Beta(write(ScopeAudiencesWrite, c.handleAudienceCreate))).Methods(http.MethodPost)
+}
+
+type audienceFiltersBody struct {
+	LifecycleStages []string         `json:"lifecycle_stages"`
+	Tags            []string         `json:"tags"`
+	MinTotalSpent   *json.RawMessage `json:"min_total_spent"`
+	MaxTotalSpent   *json.RawMessage `json:"max_total_spent"`
+	LastOrderAfter  *string          `json:"last_order_after"`
+	LastOrderBefore *string          `json:"last_order_before"`
+}
+
+type audienceCreateBody struct {
+	Name    string              `json:"name"`
+	Filters audienceFiltersBody `json:"filters"`
+}
+
+// draft parses the amounts (decimal numbers or strings) and the times (RFC
+// 3339) of the body.
+func (b audienceCreateBody) draft() (domain.AudienceDraft, error) {
+	f := b.Filters
+	d := domain.AudienceDraft{Name: b.Name, Filters: domain.AudienceFilters{LifecycleStages: f.LifecycleStages, Tags: f.Tags}}
+	for _, a := range []struct {
+		field string
+		in    *json.RawMessage
+		out   **domain.Amount
+	}{{"filters.min_total_spent", f.MinTotalSpent, &d.Filters.MinTotalSpent}, {"filters.max_total_spent", f.MaxTotalSpent, &d.Filters.MaxTotalSpent}} {
+		if a.in == nil {
+			continue
+		}
+		v, err := parseAmount(*a.in)
+		if err != nil {
+			return d, httpapi.ValidationFailed(a.field, "must be a decimal amount such as 100.00")
+		}
+		*a.out = &v
+	}
+	for _, t := range []struct {
+		field string
+		in    *string
+		out   **time.Time
+	}{{"filters.last_order_after", f.LastOrderAfter, &d.Filters.LastOrderAfter}, {"filters.last_order_before", f.LastOrderBefore, &d.Filters.LastOrderBefore}} {
+		if t.in == nil {
+			continue
+		}
+		v, err := time.Parse(time.RFC3339, *t.in)
+		if err != nil {
+			return d, httpapi.ValidationFailed(t.field, "must be an RFC 3339 date-time such as 2026-01-31T00:00:00Z")
+		}
+		v = v.UTC()
+		*t.out = &v
+	}
+	return d, nil
+}
+
+// parseAmount reads a decimal amount sent as a JSON number or string.
+func parseAmount(raw json.RawMessage) (domain.Amount, error) {
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		var n json.Number
+		if err := json.Unmarshal(raw, &n); err != nil {
+			return 0, err
+		}
+		s = n.String()
+	}
+	return domain.ParseAmount(s)
+}
+
+// handleAudienceCreate saves an audience and answers 201 with it, built
+// from the command's result.
+func (c *Campaigns) handleAudienceCreate(w http.ResponseWriter, r *http.Request) {
+	p, _ := auth.FromContext(r.Context())
+	var body audienceCreateBody
+	err := httpapi.DecodeData(w, r, MaxBody, &body)
+	var d domain.AudienceDraft
+	if err == nil {
+		d, err = body.draft()
+	}
+	var res commands.Result
+	var ev *domain.AudienceCreated
+	if err == nil {
+		res, ev, err = c.cmds.CreateAudience(r.Context(), commands.CreateAudience{ShopID: p.ShopID, Draft: d}, meta(r, p))
+	}
+	if err != nil {
+		httpapi.WriteError(w, r, err)
+		return
+	}
+	a := &campaigns.Audience{ID: ev.AudienceID, ShopID: ev.ShopID, Name: ev.Name, Filters: ev.Filters, CreatedAt: ev.CreatedAt}
+	w.Header().Set(readapi.HeaderPosition, strconv.FormatUint(uint64(res.Position), 10))
+	httpapi.WriteResource(w, r, http.StatusCreated, readapi.AudienceResource(a))
+}
+
+type campaignCreateBody struct {
+	Name       string `json:"name"`
+	AudienceID string `json:"audience_id"`
+	Channel    string `json:"channel"`
+	TemplateID string `json:"template_id"`
+}
+
+// handleCampaignCreate creates a draft campaign and answers 201 with it,
+// built from the command's result.
+func (c *Campaigns) handleCampaignCreate(w http.ResponseWriter, r *http.Request) {
+	p, _ := auth.FromContext(r.Context())
+	var body campaignCreateBody
+	if err := httpapi.DecodeData(w, r, MaxBody, &body); err != nil {
+		httpapi.WriteError(w, r, err)
+		return
+	}
+	res, ev, err := c.cmds.CreateCampaign(r.Context(), commands.CreateCampaign{ShopID: p.ShopID, Draft: domain.CampaignDraft{
+		Name: body.Name, AudienceID: body.AudienceID, Channel: body.Channel, TemplateID: body.TemplateID}}, meta(r, p))
+	if err != nil {
+		httpapi.WriteError(w, r, err)
+		return
+	}
+	cam := &campaigns.Campaign{ID: ev.CampaignID, ShopID: ev.ShopID, Name: ev.Name, AudienceID: ev.AudienceID, Channel: ev.Channel,
+		TemplateID: ev.TemplateID, Status: domain.CampaignStatusDraft, CreatedAt: ev.CreatedAt, UpdatedAt: ev.CreatedAt}
+	w.Header().Set(readapi.HeaderPosition, strconv.FormatUint(uint64(res.Position), 10))
+	httpapi.WriteResource(w, r, http.StatusCreated, readapi.CampaignResource(cam))
+}
+
+// handleCampaignLaunch launches a draft campaign (no body). The template's
+// approval is read here, from the messaging read model, and handed to the
+// command, which decides sending or awaiting_approval (see
+// commands.LaunchCampaign). It answers 200 with the campaign as the read
+// model shows it once caught up (bounded), else with the launch applied.
+func (c *Campaigns) handleCampaignLaunch(w http.ResponseWriter, r *http.Request) {
+	p, _ := auth.FromContext(r.Context())
+	id := mux.Vars(r)["id"]
+	channel, templateID, err := c.cmds.CampaignTemplate(r.Context(), p.ShopID, id)
+	approved := false
+	if err == nil && channel == domain.ChannelWhatsApp {
+		approved, err = c.templates.TemplateApproved(r.Context(), p.ShopID, templateID)
+	}
+	var res commands.Result
+	var ev *domain.CampaignLaunched
+	if err == nil {
+		res, ev, err = c.cmds.LaunchCampaign(r.Context(), commands.LaunchCampaign{ShopID: p.ShopID, CampaignID: id, TemplateApproved: approved}, meta(r, p))
+	}
+	if err != nil {
+		httpapi.WriteError(w, r, err)
+		return
+	}
+	readapi.ServeWritten(w, r, c.wait, campaigns.Name, res.Position, http.StatusOK,
+		func(ctx context.Context) (*campaigns.Campaign, error) { return c.q.Campaign(ctx, p.ShopID, id) },
+		func(cam *campaigns.Campaign) {
+			cam.Status, cam.LaunchedAt, cam.UpdatedAt = ev.Status, ev.LaunchedAt, ev.LaunchedAt
+		},
+		readapi.CampaignResource)
+}
