@@ -1,4 +1,235 @@
 package domain
 
+import (
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
 // journeyEvents lists the journey event types.
-func journeyEvents() []EventSpec { return nil }
+func journeyEvents() []EventSpec {
+	return []EventSpec{
+		{Name: "JourneyCreated", Version: 1, New: func() Event { return &JourneyCreated{} }},
+		{Name: "JourneyEnrollmentStarted", Version: 1, New: func() Event { return &JourneyEnrollmentStarted{} }},
+	}
+}
+
+// PrefixEnrollment is the id prefix of a journey enrollment.
+const PrefixEnrollment = "enr_"
+
+// Journey limits.
+const (
+	MaxJourneySteps     = 50
+	MaxJourneyWaitHours = 24 * 365
+)
+
+// Journey statuses (DESIGN §7). A journey is created draft or active.
+const (
+	JourneyStatusDraft    = "draft"
+	JourneyStatusActive   = "active"
+	JourneyStatusPaused   = "paused"
+	JourneyStatusArchived = "archived"
+)
+
+// JourneyStatuses are the statuses a journey may have.
+func JourneyStatuses() []string {
+	return []string{JourneyStatusDraft, JourneyStatusActive, JourneyStatusPaused, JourneyStatusArchived}
+}
+
+// Enrollment statuses (DESIGN §7).
+const (
+	EnrollmentActive    = "active"
+	EnrollmentCompleted = "completed"
+	EnrollmentExited    = "exited"
+)
+
+// EnrollmentStatuses are the statuses an enrollment may have.
+func EnrollmentStatuses() []string {
+	return []string{EnrollmentActive, EnrollmentCompleted, EnrollmentExited}
+}
+
+// JourneyTriggers are the commerce topics a journey may start on: the
+// topics whose events name a customer (each is one of the platform's
+// topics; a test checks it against the ingest topic list).
+// customers/create means the first snapshot of a customer (CustomerCreated,
+// whichever customer topic brought it).
+func JourneyTriggers() []string {
+	return []string{"customers/create", "orders/create", "orders/updated", "orders/fulfilled", "orders/paid",
+		"checkouts/create", "checkouts/update", "subscription_contracts/create", "subscription_contracts/update"}
+}
+
+// Journey step types and channels.
+const (
+	StepWait        = "wait"
+	StepSendMessage = "send_message"
+)
+
+// JourneyChannels are the channels a send_message step may use.
+func JourneyChannels() []string { return []string{"whatsapp", "sms", "email"} }
+
+// JourneyStream is the stream of one journey.
+func JourneyStream(id string) string { return "journey-" + id }
+
+// EnrollmentStream is the stream of one customer in one journey: every
+// enrollment of the customer in the journey, so the once-per-customer rule
+// is decided against one stream with its expected revision. Both parts are
+// opaque ids, not personal data.
+func EnrollmentStream(journeyID, customerID string) string {
+	return "journey_enrollment-" + journeyID + "_" + customerID
+}
+
+// JourneyStep is one step of a journey: a wait of Hours, or a message on
+// Channel with Template.
+type JourneyStep struct {
+	Type     string `json:"type"`
+	Hours    int    `json:"hours,omitempty"`
+	Channel  string `json:"channel,omitempty"`
+	Template string `json:"template,omitempty"`
+}
+
+// JourneyCreated: a merchant created a journey through the admin API.
+type JourneyCreated struct {
+	JourneyID    string        `json:"journey_id"`
+	ShopID       string        `json:"shop_id"`
+	Name         string        `json:"name"`
+	Trigger      string        `json:"trigger"`
+	Steps        []JourneyStep `json:"steps"`
+	AllowReentry bool          `json:"allow_reentry"`
+	Status       string        `json:"status"`
+	CreatedAt    time.Time     `json:"created_at"`
+}
+
+// EventType implements Event.
+func (JourneyCreated) EventType() string { return "JourneyCreated" }
+
+// JourneyEnrollmentStarted: a customer entered a journey because of a
+// commerce event (TriggerEventID, with its topic).
+type JourneyEnrollmentStarted struct {
+	EnrollmentID   string    `json:"enrollment_id"`
+	JourneyID      string    `json:"journey_id"`
+	ShopID         string    `json:"shop_id"`
+	CustomerID     string    `json:"customer_id"`
+	TriggerEventID string    `json:"trigger_event_id"`
+	TriggerTopic   string    `json:"trigger_topic"`
+	EnrolledAt     time.Time `json:"enrolled_at"`
+}
+
+// EventType implements Event.
+func (JourneyEnrollmentStarted) EventType() string { return "JourneyEnrollmentStarted" }
+
+// JourneyDraft is what a merchant sends to create a journey.
+type JourneyDraft struct {
+	Name, Trigger, Status string
+	Steps                 []JourneyStep
+	AllowReentry          bool
+}
+
+// NewJourney decides the creation of a journey with a fresh id. Status
+// defaults to active (a journey created through the API is meant to run;
+// send "draft" to prepare one); only draft and active may be created.
+func NewJourney(shopID string, d JourneyDraft, now time.Time) (*JourneyCreated, error) {
+	ev := &JourneyCreated{JourneyID: NewID(PrefixJourney), ShopID: shopID, AllowReentry: d.AllowReentry, CreatedAt: now.UTC()}
+	var err error
+	if ev.Name, err = catalogText("name", d.Name, true); err != nil {
+		return nil, err
+	}
+	if !slices.Contains(JourneyTriggers(), d.Trigger) {
+		return nil, Invalid("trigger", "trigger must be one of %s", strings.Join(JourneyTriggers(), ", "))
+	}
+	ev.Trigger = d.Trigger
+	switch d.Status {
+	case "":
+		ev.Status = JourneyStatusActive
+	case JourneyStatusDraft, JourneyStatusActive:
+		ev.Status = d.Status
+	default:
+		return nil, Invalid("status", "a journey is created draft or active")
+	}
+	if ev.Steps, err = journeySteps(d.Steps); err != nil {
+		return nil, err
+	}
+	return ev, nil
+}
+
+// journeySteps validates the steps: 1 to MaxJourneySteps, each a wait of
+// 1 to MaxJourneyWaitHours hours or a message with a channel and a
+// template name, with at least one message.
+func journeySteps(in []JourneyStep) ([]JourneyStep, error) {
+	if len(in) == 0 || len(in) > MaxJourneySteps {
+		return nil, Invalid("steps", "send 1 to %d steps", MaxJourneySteps)
+	}
+	out := make([]JourneyStep, len(in))
+	messages := 0
+	for i, s := range in {
+		field := "steps[" + itoa(i) + "]"
+		switch s.Type {
+		case StepWait:
+			if s.Hours < 1 || s.Hours > MaxJourneyWaitHours || s.Channel != "" || s.Template != "" {
+				return nil, Invalid(field+".hours", "a wait step has hours between 1 and %d and nothing else", MaxJourneyWaitHours)
+			}
+			out[i] = JourneyStep{Type: StepWait, Hours: s.Hours}
+		case StepSendMessage:
+			if !slices.Contains(JourneyChannels(), s.Channel) {
+				return nil, Invalid(field+".channel", "channel must be one of %s", strings.Join(JourneyChannels(), ", "))
+			}
+			tpl := strings.TrimSpace(s.Template)
+			if tpl == "" || !utf8.ValidString(tpl) || utf8.RuneCountInString(tpl) > MaxCatalogText || s.Hours != 0 {
+				return nil, Invalid(field+".template", "a send_message step has a template name of 1 to %d characters", MaxCatalogText)
+			}
+			out[i] = JourneyStep{Type: StepSendMessage, Channel: s.Channel, Template: tpl}
+			messages++
+		default:
+			return nil, Invalid(field+".type", "type must be wait or send_message")
+		}
+	}
+	if messages == 0 {
+		return nil, Invalid("steps", "a journey needs at least one send_message step")
+	}
+	return out, nil
+}
+
+// JourneyEnrollments is the aggregate of one customer in one journey:
+// whether the customer was enrolled, and the trigger events already
+// handled (a redelivered trigger enrolls nobody again).
+type JourneyEnrollments struct {
+	Enrolled bool
+	Triggers map[string]bool
+}
+
+// Apply folds an event into the aggregate.
+func (a *JourneyEnrollments) Apply(e Event) {
+	if ev, ok := e.(*JourneyEnrollmentStarted); ok {
+		a.Enrolled = true
+		if a.Triggers == nil {
+			a.Triggers = map[string]bool{}
+		}
+		a.Triggers[ev.TriggerEventID] = true
+	}
+}
+
+// Enrollment is a request to enroll a customer in a journey because of a
+// trigger event.
+type Enrollment struct {
+	ShopID, JourneyID, CustomerID string
+	TriggerEventID, TriggerTopic  string
+	AllowReentry                  bool
+}
+
+// Enroll decides an enrollment: nil (nothing to do) when the trigger was
+// already handled, or when the customer was enrolled before and the
+// journey does not allow re-entry. The enrollment id derives from the
+// journey and the trigger event.
+func (a *JourneyEnrollments) Enroll(in Enrollment, now time.Time) (*JourneyEnrollmentStarted, error) {
+	if in.ShopID == "" || !HasPrefixID(in.JourneyID, PrefixJourney) || !HasPrefixID(in.CustomerID, PrefixCustomer) || in.TriggerEventID == "" {
+		return nil, Invalid("enrollment", "an enrollment needs a shop, a journey, a customer and a trigger event")
+	}
+	if a.Triggers[in.TriggerEventID] || (a.Enrolled && !in.AllowReentry) {
+		return nil, nil
+	}
+	return &JourneyEnrollmentStarted{
+		EnrollmentID: IDFromExternal(PrefixEnrollment, "enrollment", in.JourneyID, in.TriggerEventID),
+		JourneyID:    in.JourneyID, ShopID: in.ShopID, CustomerID: in.CustomerID,
+		TriggerEventID: in.TriggerEventID, TriggerTopic: in.TriggerTopic, EnrolledAt: now.UTC(),
+	}, nil
+}

@@ -1,0 +1,177 @@
+package readapi
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"github.com/cgp-platform/cgp/auth"
+	"github.com/cgp-platform/cgp/domain"
+	"github.com/cgp-platform/cgp/httpapi"
+	"github.com/cgp-platform/cgp/projections/journeys"
+)
+
+// Journeys serves the journey and enrollment reads from the journeys read
+// model.
+type Journeys struct {
+	q       *journeys.Queries
+	auth    *auth.Authenticator
+	cursors *httpapi.CursorCodec
+	wait    Waiter
+}
+
+// NewJourneys returns the journey read handlers.
+func NewJourneys(q *journeys.Queries, a *auth.Authenticator, cursors *httpapi.CursorCodec, wait Waiter) *Journeys {
+	return &Journeys{q: q, auth: a, cursors: cursors, wait: wait}
+}
+
+// JourneyListSpec is the allow-list of the journey list's parameters.
+// created_at sorts in log order (the order journeys were created).
+var JourneyListSpec = httpapi.ListSpec{
+	Resource:    "journeys",
+	Filters:     map[string]httpapi.FilterKind{"status": httpapi.EnumFilter(domain.JourneyStatuses()...)},
+	Sorts:       []string{"created_at"},
+	DefaultSort: "-created_at",
+}
+
+// EnrollmentListSpec is the allow-list of a journey's enrollment list.
+func EnrollmentListSpec(journeyID string) httpapi.ListSpec {
+	return httpapi.ListSpec{
+		Resource:    "journey_enrollments:" + journeyID,
+		Filters:     map[string]httpapi.FilterKind{"status": httpapi.EnumFilter(domain.EnrollmentStatuses()...)},
+		Sorts:       []string{"enrolled_at"},
+		DefaultSort: "-enrolled_at",
+	}
+}
+
+// Routes registers the journey reads.
+func (j *Journeys) Routes(r *mux.Router) {
+	r.Handle("/api/v1/journeys", httpapi.Stable(httpapi.Compressed(j.auth.Require("journeys:read", http.HandlerFunc(j.handleList))))).Methods(http.MethodGet)
+	r.Handle("/api/v1/journeys/{id}/enrollments", httpapi.Stable(httpapi.Compressed(j.auth.Require("journeys:read", http.HandlerFunc(j.handleEnrollments))))).Methods(http.MethodGet)
+}
+
+func (j *Journeys) handleList(w http.ResponseWriter, r *http.Request) {
+	p, _ := auth.FromContext(r.Context())
+	j.serve(w, r, JourneyListSpec, func(params httpapi.ListParams, after *journeys.Key) ([]httpapi.Resource, *journeys.Key, error) {
+		rows, next, err := j.q.Journeys(r.Context(), journeys.ListQuery{Shop: p.ShopID, Status: params.Filters["status"],
+			Desc: params.Sort.Desc, After: after, Limit: params.Limit})
+		items := make([]httpapi.Resource, len(rows))
+		for i := range rows {
+			items[i] = JourneyResource(&rows[i])
+		}
+		return items, next, err
+	})
+}
+
+// handleEnrollments lists a journey's enrollments; a journey the shop does
+// not have is not found.
+func (j *Journeys) handleEnrollments(w http.ResponseWriter, r *http.Request) {
+	p, _ := auth.FromContext(r.Context())
+	id := mux.Vars(r)["id"]
+	j.serve(w, r, EnrollmentListSpec(id), func(params httpapi.ListParams, after *journeys.Key) ([]httpapi.Resource, *journeys.Key, error) {
+		if _, err := j.q.Journey(r.Context(), p.ShopID, id); err != nil {
+			return nil, nil, err
+		}
+		rows, next, err := j.q.Enrollments(r.Context(), id, journeys.ListQuery{Shop: p.ShopID, Status: params.Filters["status"],
+			Desc: params.Sort.Desc, After: after, Limit: params.Limit})
+		items := make([]httpapi.Resource, len(rows))
+		for i := range rows {
+			items[i] = EnrollmentResource(&rows[i])
+		}
+		return items, next, err
+	})
+}
+
+// serve answers a keyset-paginated list of the journeys read model (see
+// serveList; this one waits for the journeys projector).
+func (j *Journeys) serve(w http.ResponseWriter, r *http.Request, spec httpapi.ListSpec,
+	page func(httpapi.ListParams, *journeys.Key) ([]httpapi.Resource, *journeys.Key, error)) {
+	params, err := httpapi.ParseList(r, spec, j.cursors)
+	if err != nil {
+		httpapi.WriteError(w, r, err)
+		return
+	}
+	if err := WaitForPosition(r, j.wait, journeys.Name); err != nil {
+		httpapi.WriteError(w, r, err)
+		return
+	}
+	var after *journeys.Key
+	if params.Cursor != nil {
+		after = new(journeys.Key)
+		if err := params.Cursor.Decode(after); err != nil {
+			httpapi.WriteError(w, r, httpapi.InvalidCursor())
+			return
+		}
+	}
+	items, next, err := page(params, after)
+	if err != nil {
+		httpapi.WriteError(w, r, err)
+		return
+	}
+	pg := httpapi.Page{}
+	if next != nil {
+		if pg.NextCursor, err = params.NextCursor(next); err != nil {
+			httpapi.WriteError(w, r, err)
+			return
+		}
+	}
+	httpapi.WriteList(w, r, items, pg)
+}
+
+// JourneyStep is a step in a journey's attributes.
+type JourneyStep struct {
+	Type     string  `json:"type"`
+	Hours    *int    `json:"hours,omitempty"`
+	Channel  *string `json:"channel,omitempty"`
+	Template *string `json:"template,omitempty"`
+}
+
+// JourneyAttributes are a journey's attributes in the admin API.
+type JourneyAttributes struct {
+	Name         string        `json:"name"`
+	Trigger      string        `json:"trigger"`
+	Status       string        `json:"status"`
+	AllowReentry bool          `json:"allow_reentry"`
+	Steps        []JourneyStep `json:"steps"`
+	// EnrollmentCount is how many enrollments the journey has had.
+	EnrollmentCount int       `json:"enrollment_count"`
+	CreatedAt       time.Time `json:"created_at"`
+	UpdatedAt       time.Time `json:"updated_at"`
+}
+
+// JourneyResource renders a journey.
+func JourneyResource(j *journeys.Journey) httpapi.Resource {
+	a := JourneyAttributes{Name: j.Name, Trigger: j.Trigger, Status: j.Status, AllowReentry: j.AllowReentry,
+		Steps: make([]JourneyStep, len(j.Steps)), EnrollmentCount: j.Enrollments, CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt}
+	for i, s := range j.Steps {
+		a.Steps[i] = JourneyStep{Type: s.Type, Channel: optional(s.Channel), Template: optional(s.Template)}
+		if s.Type == domain.StepWait {
+			h := s.Hours
+			a.Steps[i].Hours = &h
+		}
+	}
+	return httpapi.Resource{ID: j.ID, Type: "journey", Attributes: a,
+		Relationships: map[string]httpapi.Relationship{
+			"enrollments": httpapi.RelatedLink("/api/v1/journeys/" + j.ID + "/enrollments"),
+		}}
+}
+
+// EnrollmentAttributes are an enrollment's attributes in the admin API.
+type EnrollmentAttributes struct {
+	JourneyID    string    `json:"journey_id"`
+	CustomerID   string    `json:"customer_id"`
+	Status       string    `json:"status"`
+	TriggerTopic string    `json:"trigger_topic"`
+	EnrolledAt   time.Time `json:"enrolled_at"`
+	UpdatedAt    time.Time `json:"updated_at"`
+}
+
+// EnrollmentResource renders an enrollment.
+func EnrollmentResource(e *journeys.Enrollment) httpapi.Resource {
+	return httpapi.Resource{ID: e.ID, Type: "enrollment", Attributes: EnrollmentAttributes{JourneyID: e.JourneyID,
+		CustomerID: e.CustomerID, Status: e.Status, TriggerTopic: e.TriggerTopic, EnrolledAt: e.EnrolledAt, UpdatedAt: e.UpdatedAt},
+		Relationships: map[string]httpapi.Relationship{
+			"customer": httpapi.RelatedLink("/api/v1/customers/" + e.CustomerID),
+		}}
+}
