@@ -1,21 +1,128 @@
 package main
 
 import (
+	"context"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
 
 	"github.com/gorilla/mux"
 	"github.com/spf13/cobra"
 
+	"github.com/cgp-platform/cgp/commands"
+	"github.com/cgp-platform/cgp/domain"
+	"github.com/cgp-platform/cgp/intelligence"
 	"github.com/cgp-platform/cgp/projections"
+	"github.com/cgp-platform/cgp/projections/campaigns"
+	"github.com/cgp-platform/cgp/projections/commerce"
+	"github.com/cgp-platform/cgp/projections/customers"
+	intelrm "github.com/cgp-platform/cgp/projections/intelligence"
+	"github.com/cgp-platform/cgp/projections/messaging"
+	"github.com/cgp-platform/cgp/readapi"
+	rmsqlite "github.com/cgp-platform/cgp/readmodel/sqlite"
 )
 
 // intelligenceProjectors returns the projectors (and reactors) of intelligence.
-func intelligenceProjectors(a *App) []projections.Projector { return nil }
+func intelligenceProjectors(a *App) []projections.Projector {
+	return []projections.Projector{intelrm.Projector(a.Codec)}
+}
 
-// mountIntelligence registers the admin API's intelligence endpoints on r; idem is
-// the Idempotency-Key middleware for writes.
-func mountIntelligence(a *App, r *mux.Router, idem func(http.Handler) http.Handler) {}
+// mountIntelligence registers the admin API's intelligence endpoints on r
+// (all reads: keywords come from `cgp seo import`, runs from `cgp di
+// run`); idem is unused.
+func mountIntelligence(a *App, r *mux.Router, _ func(http.Handler) http.Handler) {
+	readapi.NewIntelligence(intelrm.NewQueries(a.Store.DB()), a.Auth, mustCursorCodec(a.Core), a.Runtime).Routes(r)
+}
 
 // intelligenceCommands returns the CLI commands of intelligence.
-func intelligenceCommands(cfg *Config, stdout, stderr io.Writer) []*cobra.Command { return nil }
+func intelligenceCommands(cfg *Config, stdout, stderr io.Writer) []*cobra.Command {
+	return []*cobra.Command{
+		group("seo", "SEO intelligence", newSEOImport(cfg, stdout, stderr)),
+		group("di", "Decision intelligence", newDIRun(cfg, stdout, stderr)),
+	}
+}
+
+func newSEOImport(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
+	var shop string
+	cmd := &cobra.Command{Use: "import --shop SHOP_ID FILE.csv",
+		Short: "Import a keyword ranking report (CSV with header: keyword, url, position, search_volume, clicks, impressions, date); all rows or none",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := requireFlags(cmd, "shop"); err != nil {
+				return err
+			}
+			f, err := os.Open(args[0])
+			if err != nil {
+				return usageError{fmt.Errorf("open report: %w", err)}
+			}
+			defer f.Close()
+			rows, err := intelligence.ParseRankings(f)
+			if err != nil {
+				return err
+			}
+			return withCore(cmd.Context(), cfg, stderr, func(c *Core) error {
+				res, err := c.Commands.RecordKeywordRankings(cmd.Context(), commands.RecordKeywordRankings{ShopID: shop, Rankings: rows}, cliMeta())
+				if err != nil {
+					return err
+				}
+				return printJSON(stdout, map[string]any{"shop_id": shop, "rows": len(rows), "keywords": res.Keywords,
+					"appended": res.Appended, "unchanged": res.Unchanged, "position": res.Position})
+			})
+		}}
+	cmd.Flags().StringVar(&shop, "shop", "", "shop id (shop_…)")
+	return cmd
+}
+
+// newDIRun is `cgp di run --shop SHOP_ID`: one decision-intelligence run
+// of a shop, on demand. The daily run per shop is this command scheduled
+// by cron (or any scheduler) once a day per shop: the server starts no
+// timer of its own, so several servers never run the same shop twice. The
+// run reads the read models of the data directory as far as the server's
+// projectors have built them, and records its result as events.
+func newDIRun(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
+	var shop, trigger string
+	cmd := &cobra.Command{Use: "run", Short: "Run decision intelligence for a shop and record its recommendations", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := requireFlags(cmd, "shop"); err != nil {
+				return err
+			}
+			if trigger != "cli" && trigger != "schedule" {
+				return usageError{fmt.Errorf("flag --trigger: cli or schedule")}
+			}
+			return withCore(cmd.Context(), cfg, stderr, func(c *Core) error {
+				store, err := rmsqlite.Open(rmsqlite.Config{Path: c.Config.path("readmodels.db")})
+				if err != nil {
+					return fmt.Errorf("open read models: %w", err)
+				}
+				defer store.Close()
+				db := store.DB()
+				runner := &intelligence.Runner{Commands: c.Commands, Customers: customers.NewQueries(db), Commerce: commerce.NewQueries(db),
+					Intelligence: intelrm.NewQueries(db), Campaigns: campaigns.NewQueries(db), Templates: templateStateReader{messaging.NewQueries(db)}}
+				out, err := runner.Run(cmd.Context(), shop, trigger, cliMeta())
+				if err != nil {
+					return err
+				}
+				return printJSON(stdout, map[string]any{"id": out.RunID, "shop_id": shop, "status": out.Status,
+					"recommendations": out.Recommendations, "position": out.Position})
+			})
+		}}
+	cmd.Flags().StringVar(&shop, "shop", "", "shop id (shop_…)")
+	cmd.Flags().StringVar(&trigger, "trigger", "cli", "why the run happens: cli (on demand) or schedule (the daily cron job)")
+	return cmd
+}
+
+// templateStateReader adapts the messaging read model to
+// intelligence.TemplateStates.
+type templateStateReader struct{ q *messaging.Queries }
+
+func (t templateStateReader) TemplateState(ctx context.Context, shop, templateID string) (string, error) {
+	tpl, err := t.q.Template(ctx, shop, templateID)
+	if domain.ErrorCode(err) == domain.CodeNotFound {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return tpl.State, nil
+}

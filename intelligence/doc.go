@@ -1,0 +1,4 @@
+// Package intelligence holds the SEO ranking report parser (cgp seo import)
+// and the decision-intelligence run: a job that reads the read models of a
+// shop and records recommendations as events.
+package intelligence
