@@ -32,6 +32,11 @@ import (
 //   - ConnectMarketplace, RecordMarketplaceOrder,
 //     RecordMarketplaceNotification (marketplace.go)
 //   - RecordStorefrontEvent (the pixel, record_storefront_event.go)
+//   - CreateProduct, UpdateProduct, AdjustInventory (admin API, catalog.go)
+//   - CreateAudience, CreateCampaign, LaunchCampaign (campaign.go)
+//   - CreateJourney, EnrollInJourney (the enrollment reactor, journey.go)
+//   - RecordKeywordRankings, StartDecisionRun, CompleteDecisionRun,
+//     FailDecisionRun (intelligence.go)
 //
 // It is safe for concurrent use.
 type Handler struct {

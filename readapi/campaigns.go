@@ -97,40 +97,6 @@ func campaignPage(params httpapi.ListParams, after *campaigns.Key) campaigns.Pag
 	return campaigns.Page{Desc: params.Sort.Desc, After: after, Limit: params.Limit}
 }
 
-// ServeKeyset answers a keyset-paginated list of projector's read model:
-// it validates the query against spec, honours X-Wait-For-Position, lets
-// load read the rows after the cursor's key (of type K), and writes the
-// list with the cursor of the next page.
-func ServeKeyset[K any](w http.ResponseWriter, r *http.Request, cursors *httpapi.CursorCodec, wait Waiter, projector string,
-	spec httpapi.ListSpec, load func(httpapi.ListParams, *K) ([]httpapi.Resource, *K, error)) {
-	params, err := httpapi.ParseList(r, spec, cursors)
-	if err == nil {
-		err = WaitForPosition(r, wait, projector)
-	}
-	if err != nil {
-		httpapi.WriteError(w, r, err)
-		return
-	}
-	var after *K
-	if params.Cursor != nil {
-		after = new(K)
-		if err := params.Cursor.Decode(after); err != nil {
-			httpapi.WriteError(w, r, err)
-			return
-		}
-	}
-	items, next, err := load(params, after)
-	pg := httpapi.Page{}
-	if err == nil && next != nil {
-		pg.NextCursor, err = params.NextCursor(next)
-	}
-	if err != nil {
-		httpapi.WriteError(w, r, err)
-		return
-	}
-	httpapi.WriteList(w, r, items, pg)
-}
-
 // CampaignAttributes are a campaign's attributes in the admin API.
 type CampaignAttributes struct {
 	Name       string `json:"name"`

@@ -23,7 +23,7 @@ var InventoryListSpec = httpapi.ListSpec{
 
 func (c *Catalog) handleInventoryList(w http.ResponseWriter, r *http.Request) {
 	p, _ := auth.FromContext(r.Context())
-	serveList(w, r, c, InventoryListSpec, func(params httpapi.ListParams, after *commerce.CatalogKey) ([]httpapi.Resource, *commerce.CatalogKey, error) {
+	ServeKeyset(w, r, c.cursors, c.wait, commerce.Name, InventoryListSpec, func(params httpapi.ListParams, after *commerce.CatalogKey) ([]httpapi.Resource, *commerce.CatalogKey, error) {
 		rows, next, err := c.q.InventoryLevels(r.Context(), commerce.InventoryListQuery{
 			Shop: p.ShopID, ProductID: params.Filters["product_id"], SKU: params.Filters["sku"], LocationID: params.Filters["location_id"],
 			Sort: params.Sort.Field, Desc: params.Sort.Desc, After: after, Limit: params.Limit,

@@ -49,7 +49,7 @@ func (c *Catalog) Routes(r *mux.Router) {
 
 func (c *Catalog) handleProductList(w http.ResponseWriter, r *http.Request) {
 	p, _ := auth.FromContext(r.Context())
-	serveList(w, r, c, ProductListSpec, func(params httpapi.ListParams, after *commerce.CatalogKey) ([]httpapi.Resource, *commerce.CatalogKey, error) {
+	ServeKeyset(w, r, c.cursors, c.wait, commerce.Name, ProductListSpec, func(params httpapi.ListParams, after *commerce.CatalogKey) ([]httpapi.Resource, *commerce.CatalogKey, error) {
 		rows, next, err := c.q.Products(r.Context(), commerce.ProductListQuery{
 			Shop: p.ShopID, Status: params.Filters["status"], Vendor: params.Filters["vendor"],
 			Sort: params.Sort.Field, Desc: params.Sort.Desc, After: after, Limit: params.Limit,
@@ -67,44 +67,6 @@ func (c *Catalog) handleProductGet(w http.ResponseWriter, r *http.Request) {
 	id := mux.Vars(r)["id"]
 	ServeOne(w, r, c.wait, commerce.Name, p.ShopID,
 		func(ctx context.Context, shop string) (*commerce.Product, error) { return c.q.Product(ctx, shop, id) }, ProductResource)
-}
-
-// serveList answers a keyset-paginated list of the commerce read model:
-// it validates the query against spec, honours X-Wait-For-Position, lets
-// page read the rows after the cursor's key, and writes the list with the
-// cursor of the next page.
-func serveList[K any](w http.ResponseWriter, r *http.Request, c *Catalog, spec httpapi.ListSpec,
-	page func(httpapi.ListParams, *K) ([]httpapi.Resource, *K, error)) {
-	params, err := httpapi.ParseList(r, spec, c.cursors)
-	if err != nil {
-		httpapi.WriteError(w, r, err)
-		return
-	}
-	if err := WaitForPosition(r, c.wait, commerce.Name); err != nil {
-		httpapi.WriteError(w, r, err)
-		return
-	}
-	var after *K
-	if params.Cursor != nil {
-		after = new(K)
-		if err := params.Cursor.Decode(after); err != nil {
-			httpapi.WriteError(w, r, httpapi.InvalidCursor())
-			return
-		}
-	}
-	items, next, err := page(params, after)
-	if err != nil {
-		httpapi.WriteError(w, r, err)
-		return
-	}
-	pg := httpapi.Page{}
-	if next != nil {
-		if pg.NextCursor, err = c.cursors.Encode(params.Fingerprint, next); err != nil {
-			httpapi.WriteError(w, r, err)
-			return
-		}
-	}
-	httpapi.WriteList(w, r, items, pg)
 }
 
 // ProductAttributes are a product's attributes in the admin API.
