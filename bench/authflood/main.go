@@ -25,24 +25,24 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"math/big"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/cgp-platform/cgp/bench/internal/benchkit"
 )
 
 type config struct {
@@ -85,15 +85,6 @@ func main() {
 	}
 }
 
-// server is the cgp process under test.
-type server struct {
-	cmd  *exec.Cmd
-	base string
-	// errorLines and alertLines count log lines at level error and lines
-	// carrying an "alert" field.
-	errorLines, alertLines atomic.Int64
-}
-
 func run(c config) error {
 	dir, err := os.MkdirTemp("", "cgp-authflood-")
 	if err != nil {
@@ -104,18 +95,22 @@ func run(c config) error {
 	if err != nil {
 		return err
 	}
-	srv, err := start(c, dir)
+	var extra []string
+	if c.debugAddr != "" {
+		extra = append(extra, "--debug-addr", c.debugAddr)
+	}
+	srv, err := benchkit.Start(c.bin, dir, extra...)
 	if err != nil {
 		return err
 	}
-	defer srv.stop()
+	defer func() { _ = srv.Stop() }() // the report is out; how the server exits does not change it
 
 	good := make([]*http.Client, c.goodClients)
 	for i := range good {
-		good[i] = clientFrom(fmt.Sprintf("%s%d", c.goodNet, i+1), 4)
+		good[i] = benchkit.ClientFrom(fmt.Sprintf("%s%d", c.goodNet, i+1), 4, clientTimeout)
 	}
-	attacker := clientFrom(c.badAddr, 512)
-	if err := waitUsable(srv.base+c.path, good[0], tokens[0]); err != nil {
+	attacker := benchkit.ClientFrom(c.badAddr, 512, clientTimeout)
+	if err := waitUsable(srv.Base+c.path, good[0], tokens[0]); err != nil {
 		return err
 	}
 
@@ -127,133 +122,50 @@ func run(c config) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			goodClient(ctx, good[i], srv.base+c.path, tokens[i], c.goodRate, st)
+			goodClient(ctx, good[i], srv.Base+c.path, tokens[i], c.goodRate, st)
 		}()
 	}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		flood(ctx, attacker, srv.base+c.path, c.rate, c.maxInflight, st)
+		flood(ctx, attacker, srv.Base+c.path, c.rate, c.maxInflight, st)
 	}()
-	series := sampleLoop(ctx, srv.cmd.Process.Pid, c.sample, st)
+	series := sampleLoop(ctx, srv, c.sample, st)
 	wg.Wait()
 	report(c, st, series, srv)
 	return nil
 }
 
+// clientTimeout bounds each request of the good clients and the attacker.
+const clientTimeout = 10 * time.Second
+
 // provision creates an account, a shop and one token per good client with
 // the binary's CLI, and returns the raw tokens.
 func provision(c config, dir string) ([]string, error) {
-	cli := func(args ...string) (map[string]any, error) {
-		out, err := exec.Command(c.bin, append(args, "--data-dir", dir)...).Output()
-		if err != nil {
-			return nil, fmt.Errorf("cgp %s: %w", strings.Join(args, " "), err)
-		}
-		var v map[string]any
-		return v, json.Unmarshal(out, &v)
-	}
-	acc, err := cli("accounts", "create", "--name", "Flood bench", "--plan", c.plan)
-	if err != nil {
-		return nil, err
-	}
-	shop, err := cli("shops", "create", "--account", acc["id"].(string), "--domain", "flood.example.com",
-		"--plan", c.plan, "--webhook-secret", "flood-secret-0123456789abcdef")
+	t, err := benchkit.NewTenant(c.bin, dir, "Flood bench", "flood.example.com", "flood-secret-0123456789abcdef", c.plan)
 	if err != nil {
 		return nil, err
 	}
 	tokens := make([]string, c.goodClients)
 	for i := range tokens {
-		tok, err := cli("tokens", "create", "--shop", shop["id"].(string), "--scopes", "customers:read", "--name", fmt.Sprintf("good-%d", i+1))
-		if err != nil {
+		if tokens[i], err = t.Token(c.bin, dir, "customers:read", "--name", fmt.Sprintf("good-%d", i+1)); err != nil {
 			return nil, err
 		}
-		tokens[i] = tok["token"].(string)
 	}
 	return tokens, nil
 }
 
-// start runs cgp serve on a free loopback port and waits for its address.
-func start(c config, dir string) (*server, error) {
-	args := []string{"serve", "--addr", "127.0.0.1:0", "--data-dir", dir}
-	if c.debugAddr != "" {
-		args = append(args, "--debug-addr", c.debugAddr)
-	}
-	cmd := exec.Command(c.bin, args...)
-	cmd.Env = append(os.Environ(), "CGP_LOG_LEVEL=info")
-	cmd.Stdout = io.Discard
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	s := &server{cmd: cmd}
-	addrc := make(chan string, 1)
-	// Reads the server's log until the server exits (the pipe closes).
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			var m struct {
-				Level, Message, Addr string
-				Alert                string `json:"alert"`
-			}
-			if json.Unmarshal(sc.Bytes(), &m) != nil {
-				continue
-			}
-			if m.Message == "serving" {
-				select {
-				case addrc <- m.Addr:
-				default:
-				}
-			}
-			if m.Level == "error" {
-				s.errorLines.Add(1)
-			}
-			if m.Alert != "" {
-				s.alertLines.Add(1)
-			}
-		}
-	}()
-	select {
-	case a := <-addrc:
-		s.base = "http://" + a
-		return s, nil
-	case <-time.After(30 * time.Second):
-		s.stop()
-		return nil, fmt.Errorf("server did not start")
-	}
-}
-
-func (s *server) stop() {
-	s.cmd.Process.Signal(os.Interrupt)
-	s.cmd.Wait()
-}
-
-// clientFrom returns an HTTP client whose connections leave from the local
-// address addr.
-func clientFrom(addr string, conns int) *http.Client {
-	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(addr)}, Timeout: 5 * time.Second}
-	return &http.Client{
-		Transport: &http.Transport{DialContext: d.DialContext, MaxIdleConnsPerHost: conns, MaxConnsPerHost: conns},
-		Timeout:   10 * time.Second,
-	}
-}
-
 // waitUsable polls until the token is projected and accepted.
 func waitUsable(url string, c *http.Client, token string) error {
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		status, _, err := call(context.Background(), c, url, token)
-		if err == nil && status == http.StatusOK {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("the good token never became usable (last status %d, error %v)", status, err)
-		}
-		time.Sleep(20 * time.Millisecond)
+	var status int
+	var err error
+	if benchkit.WaitFor(15*time.Second, "good token usable", func() bool {
+		status, _, err = call(context.Background(), c, url, token)
+		return err == nil && status == http.StatusOK
+	}) != nil {
+		return fmt.Errorf("the good token never became usable (last status %d, error %v)", status, err)
 	}
+	return nil
 }
 
 // call does one GET with a bearer token and returns the status and the
@@ -305,23 +217,13 @@ func newStats() *stats {
 // slot (or at once when behind).
 func goodClient(ctx context.Context, c *http.Client, url, token string, rate float64, st *stats) {
 	interval := time.Duration(float64(time.Second) / rate)
-	start := time.Now()
-	for i := 0; ; i++ {
-		if d := time.Until(start.Add(time.Duration(i) * interval)); d > 0 {
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(d):
-			}
-		}
-		if ctx.Err() != nil {
-			return
-		}
+	benchkit.PaceUntil(ctx, time.Now(), interval, func(int, time.Time) bool {
 		// A request started in the run is finished even if the run ends.
 		t0 := time.Now()
 		status, code, err := call(context.Background(), c, url, token)
 		lat := time.Since(t0)
 		st.mu.Lock()
+		defer st.mu.Unlock()
 		switch {
 		case err != nil:
 			st.goodFailed.Add(1)
@@ -334,8 +236,8 @@ func goodClient(ctx context.Context, c *http.Client, url, token string, rate flo
 			st.goodLat = append(st.goodLat, lat)
 			st.window = append(st.window, lat)
 		}
-		st.mu.Unlock()
-	}
+		return true
+	})
 }
 
 // flood sends bad-token requests at rate per second, open loop, until ctx
@@ -345,20 +247,13 @@ func flood(ctx context.Context, c *http.Client, url string, rate, maxInflight in
 	sem := make(chan struct{}, maxInflight)
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	start := time.Now()
-	for i := 0; ; i++ {
-		if d := time.Until(start.Add(time.Duration(i) * interval)); d > 0 {
-			time.Sleep(d)
-		}
-		if ctx.Err() != nil {
-			return
-		}
+	benchkit.PaceUntil(ctx, time.Now(), interval, func(int, time.Time) bool {
 		st.badSent.Add(1)
 		select {
 		case sem <- struct{}{}:
 		default:
 			st.badDropped.Add(1)
-			continue
+			return true
 		}
 		wg.Add(1)
 		go func() {
@@ -375,7 +270,8 @@ func flood(ctx context.Context, c *http.Client, url string, rate, maxInflight in
 			st.winCodes[k]++
 			st.mu.Unlock()
 		}()
-	}
+		return true
+	})
 }
 
 const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
@@ -394,7 +290,7 @@ func badToken() string {
 // sample is one row of the time series.
 type sample struct {
 	at        time.Duration
-	rssKB     int64 // -1 when unreadable
+	rss       int64 // bytes, -1 when unreadable
 	cpu       float64
 	badSent   int64
 	codes     map[string]int64
@@ -404,33 +300,35 @@ type sample struct {
 	goodCount int
 }
 
-// sampleLoop samples every interval until ctx ends and returns the series.
-func sampleLoop(ctx context.Context, pid int, interval time.Duration, st *stats) []sample {
+// sampleLoop samples the server every interval until ctx ends and returns
+// the series.
+func sampleLoop(ctx context.Context, srv *benchkit.Server, interval time.Duration, st *stats) []sample {
 	var series []sample
 	start := time.Now()
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
-	lastCPU, lastAt := cpuTicks(pid), time.Now()
+	lastCPU, lastErr := srv.CPU()
+	lastAt := time.Now()
 	var lastSent, lastOK, lastFail int64
 	take := func() {
 		now := time.Now()
-		ticks := cpuTicks(pid)
-		s := sample{at: now.Sub(start).Round(time.Millisecond), rssKB: rssKB(pid)}
-		if ticks >= 0 && lastCPU >= 0 {
-			s.cpu = float64(ticks-lastCPU) / 100 / now.Sub(lastAt).Seconds() * 100 // USER_HZ is 100 on Linux
+		cpu, err := srv.CPU()
+		s := sample{at: now.Sub(start).Round(time.Millisecond), rss: rss(srv)}
+		if err == nil && lastErr == nil {
+			s.cpu = (cpu - lastCPU).Seconds() / now.Sub(lastAt).Seconds() * 100
 		}
-		lastCPU, lastAt = ticks, now
+		lastCPU, lastErr, lastAt = cpu, err, now
 		sent, ok, fail := st.badSent.Load(), st.goodOK.Load(), st.goodFailed.Load()
 		s.badSent, s.goodOK, s.goodFail = sent-lastSent, ok-lastOK, fail-lastFail
 		lastSent, lastOK, lastFail = sent, ok, fail
 		st.mu.Lock()
 		s.codes, st.winCodes = st.winCodes, map[string]int64{}
-		s.goodP99, s.goodCount = percentile(st.window, 99), len(st.window)
+		s.goodP99, s.goodCount = benchkit.Durations(st.window).P(99), len(st.window)
 		st.window = st.window[:0]
 		st.mu.Unlock()
 		series = append(series, s)
 	}
-	series = append(series, sample{rssKB: rssKB(pid), codes: map[string]int64{}})
+	series = append(series, sample{rss: rss(srv), codes: map[string]int64{}})
 	for {
 		select {
 		case <-ctx.Done():
@@ -442,78 +340,32 @@ func sampleLoop(ctx context.Context, pid int, interval time.Duration, st *stats)
 	}
 }
 
-// rssKB reads VmRSS from /proc (Linux); -1 when it cannot.
-func rssKB(pid int) int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+// rss is the server's resident memory in bytes, -1 when unreadable.
+func rss(srv *benchkit.Server) int64 {
+	n, err := srv.RSS()
 	if err != nil {
 		return -1
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			f := strings.Fields(rest)
-			if len(f) > 0 {
-				if n, err := strconv.ParseInt(f[0], 10, 64); err == nil {
-					return n
-				}
-			}
-		}
-	}
-	return -1
+	return n
 }
 
-// cpuTicks reads utime+stime from /proc (Linux); -1 when it cannot.
-func cpuTicks(pid int) int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return -1
-	}
-	// The command name may hold spaces: fields start after the last ')'.
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return -1
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 13 {
-		return -1
-	}
-	u, err1 := strconv.ParseInt(f[11], 10, 64)
-	k, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return -1
-	}
-	return u + k
-}
-
-func percentile(d []time.Duration, q int) time.Duration {
-	if len(d) == 0 {
-		return 0
-	}
-	s := append([]time.Duration(nil), d...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return s[(len(s)-1)*q/100]
-}
-
-func mb(kb int64) string {
-	if kb < 0 {
+// mb formats a size in bytes in MiB, "n/a" for -1.
+func mb(bytes int64) string {
+	if bytes < 0 {
 		return "n/a"
 	}
-	return fmt.Sprintf("%.1f", float64(kb)/1024)
+	return fmt.Sprintf("%.1f", float64(bytes)/(1<<20))
 }
 
-func report(c config, st *stats, series []sample, srv *server) {
-	ms := func(d time.Duration) string { return fmt.Sprintf("%.2f", float64(d)/1e6) }
+func report(c config, st *stats, series []sample, srv *benchkit.Server) {
+	ms := func(d time.Duration) string { return fmt.Sprintf("%.2f", benchkit.Ms(d)) }
 	codes := map[string]bool{}
 	for _, s := range series {
 		for k := range s.codes {
 			codes[k] = true
 		}
 	}
-	cols := make([]string, 0, len(codes))
-	for k := range codes {
-		cols = append(cols, k)
-	}
-	sort.Strings(cols)
+	cols := slices.Sorted(maps.Keys(codes))
 
 	fmt.Printf("\nTime series (every %v; attacker and good-client columns count the interval):\n\n", c.sample)
 	fmt.Printf("| t | server RSS MB | server CPU %% | bad sent | %s | good ok | good failed | good p99 ms |\n", strings.Join(cols, " | "))
@@ -523,7 +375,7 @@ func report(c config, st *stats, series []sample, srv *server) {
 		for i, k := range cols {
 			row[i] = strconv.FormatInt(s.codes[k], 10)
 		}
-		fmt.Printf("| %v | %s | %.0f | %d | %s | %d | %d | %s |\n", s.at, mb(s.rssKB), s.cpu, s.badSent, strings.Join(row, " | "), s.goodOK, s.goodFail, ms(s.goodP99))
+		fmt.Printf("| %v | %s | %.0f | %d | %s | %d | %d | %s |\n", s.at, mb(s.rss), s.cpu, s.badSent, strings.Join(row, " | "), s.goodOK, s.goodFail, ms(s.goodP99))
 	}
 
 	st.mu.Lock()
@@ -534,33 +386,25 @@ func report(c config, st *stats, series []sample, srv *server) {
 	if total > 0 {
 		rate = 100 * float64(ok) / float64(total)
 	}
+	lat := benchkit.Durations(st.goodLat)
 	var maxRSS int64 = -1
 	for _, s := range series {
-		maxRSS = max(maxRSS, s.rssKB)
+		maxRSS = max(maxRSS, s.rss)
 	}
 	fmt.Printf("\n| metric (%d bad-token requests/s from %s for %v; %d good clients at %.1f/s each) | value |\n|---|---|\n",
 		c.rate, c.badAddr, c.duration, c.goodClients, c.goodRate)
 	fmt.Printf("| good clients: success rate | %.2f %% (%d of %d) |\n", rate, ok, total)
 	fmt.Printf("| good clients: latency p50 / p95 / p99 / max | %s / %s / %s / %s ms |\n",
-		ms(percentile(st.goodLat, 50)), ms(percentile(st.goodLat, 95)), ms(percentile(st.goodLat, 99)), ms(percentile(st.goodLat, 100)))
-	for _, k := range sortedKeys(st.goodByErr) {
+		ms(lat.P(50)), ms(lat.P(95)), ms(lat.P(99)), ms(lat.Max()))
+	for _, k := range slices.Sorted(maps.Keys(st.goodByErr)) {
 		fmt.Printf("| good clients: %s | %d |\n", k, st.goodByErr[k])
 	}
 	sent := st.badSent.Load()
 	fmt.Printf("| attacker: sent (achieved rate) | %d (%.0f/s) |\n", sent, float64(sent)/c.duration.Seconds())
-	for _, k := range sortedKeys(st.badByCode) {
+	for _, k := range slices.Sorted(maps.Keys(st.badByCode)) {
 		fmt.Printf("| attacker: %s | %d |\n", k, st.badByCode[k])
 	}
 	fmt.Printf("| attacker: dropped (over %d in flight) / transport errors | %d / %d |\n", c.maxInflight, st.badDropped.Load(), st.badTransport.Load())
-	fmt.Printf("| server RSS: start / max / end | %s / %s / %s MB |\n", mb(series[0].rssKB), mb(maxRSS), mb(series[len(series)-1].rssKB))
-	fmt.Printf("| server log: error lines / alert lines | %d / %d |\n", srv.errorLines.Load(), srv.alertLines.Load())
-}
-
-func sortedKeys(m map[string]int64) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
+	fmt.Printf("| server RSS: start / max / end | %s / %s / %s MB |\n", mb(series[0].rss), mb(maxRSS), mb(series[len(series)-1].rss))
+	fmt.Printf("| server log: error lines / alert lines | %d / %d |\n", srv.ErrorLines.Load(), srv.AlertLines.Load())
 }

@@ -1,7 +1,9 @@
 // Package benchkit holds what the whole-system benchmark programs under
 // bench/ share: running the cgp binary (its CLI on a data directory, and
-// cgp serve on a free loopback port), signing commerce webhook deliveries
-// the way the platform does, pacing an open-loop load, and reducing the
+// cgp serve on a free loopback port, counting its error and alert log
+// lines, reading its CPU time and resident memory from /proc), signing
+// commerce webhook deliveries the way the platform does, HTTP clients (one
+// bound to a source address), pacing an open-loop load, and reducing the
 // measurements to percentiles and medians.
 package benchkit
 

@@ -3,9 +3,12 @@ package benchkit
 import (
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"runtime"
+	"runtime/debug"
 	"testing"
 	"time"
 
@@ -94,5 +97,88 @@ func TestCPUTimes(t *testing.T) {
 	}
 	if after-before < 100*time.Millisecond || SelfCPU()-self < 100*time.Millisecond {
 		t.Fatalf("after 300 ms of work: /proc says %v more, getrusage %v more", after-before, SelfCPU()-self)
+	}
+}
+
+// PaceUntil keeps the schedule, stops when fn says so, and calls no slot
+// due after its context ends.
+func TestPaceUntil(t *testing.T) {
+	start := time.Now()
+	n := 0
+	PaceUntil(context.Background(), start, time.Millisecond, func(i int, at time.Time) bool {
+		if i != n || !at.Equal(start.Add(time.Duration(i)*time.Millisecond)) || time.Now().Before(at) {
+			t.Fatalf("call %d: slot %d at %v", n, i, at.Sub(start))
+		}
+		n++
+		return n < 5
+	})
+	if n != 5 {
+		t.Fatalf("%d calls, want 5", n)
+	}
+	start = time.Now()
+	deadline := start.Add(60 * time.Millisecond)
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	n = 0
+	PaceUntil(ctx, start, 20*time.Millisecond, func(_ int, at time.Time) bool {
+		if !at.Before(deadline) {
+			t.Fatalf("slot at %v called, the context ends at 60ms", at.Sub(start))
+		}
+		n++
+		return true
+	})
+	if n < 1 || n > 3 {
+		t.Fatalf("%d calls in 60 ms at 20 ms slots", n)
+	}
+	<-ctx.Done()
+	cancelled, cancelNow := context.WithCancel(context.Background())
+	cancelNow()
+	for _, ended := range []context.Context{ctx, cancelled} {
+		n = 0
+		PaceUntil(ended, time.Now(), time.Millisecond, func(int, time.Time) bool { n++; return true })
+		if n != 0 {
+			t.Fatalf("%d calls after the context ended", n)
+		}
+	}
+}
+
+// A ClientFrom client's connections leave from the address it is given.
+func TestClientFromBindsTheSourceAddress(t *testing.T) {
+	peers := make(chan string, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		peers <- r.RemoteAddr
+	}))
+	defer srv.Close()
+	resp, err := ClientFrom("127.0.0.3", 1, 5*time.Second).Get(srv.URL)
+	if err != nil {
+		t.Fatal(err) // on Linux all of 127.0.0.0/8 is the loopback interface
+	}
+	resp.Body.Close()
+	if host, _, _ := net.SplitHostPort(<-peers); host != "127.0.0.3" {
+		t.Fatalf("peer %s, want 127.0.0.3", host)
+	}
+}
+
+// This process's resident memory grows when it touches new memory.
+func TestProcessRSS(t *testing.T) {
+	debug.FreeOSMemory() // memory freed earlier in this process would not grow it
+	before, err := ProcessRSS(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 64<<20)
+	for i := 0; i < len(b); i += 4096 {
+		b[i] = 1
+	}
+	after, err := ProcessRSS(os.Getpid())
+	runtime.KeepAlive(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before <= 0 || after-before < 32<<20 {
+		t.Fatalf("rss %d bytes, then %d after touching 64 MiB", before, after)
+	}
+	if _, err := ProcessRSS(-1); err == nil {
+		t.Fatal("rss of no process: want an error")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"sort"
 	"strconv"
@@ -50,26 +51,68 @@ func (d Delivery) Request(ctx context.Context, url, shopDomain string) (*http.Re
 // Client returns an HTTP client keeping up to conns keep-alive connections
 // to one host (0: no limit on the connections, 1024 idle kept).
 func Client(conns int, timeout time.Duration) *http.Client {
+	return &http.Client{Transport: transport(conns), Timeout: timeout}
+}
+
+// DialTimeout bounds how long a ClientFrom client takes to connect.
+const DialTimeout = 5 * time.Second
+
+// ClientFrom is Client with its connections leaving from the local IP
+// address local (on Linux, any of 127.0.0.0/8 binds with no set-up), so
+// that the server sees each such client as its own peer.
+func ClientFrom(local string, conns int, timeout time.Duration) *http.Client {
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(local)}, Timeout: DialTimeout}
+	tr := transport(conns)
+	tr.DialContext = d.DialContext
+	return &http.Client{Transport: tr, Timeout: timeout}
+}
+
+func transport(conns int) *http.Transport {
 	idle := conns
 	if idle <= 0 {
 		idle = 1024
 	}
-	return &http.Client{
-		Transport: &http.Transport{MaxIdleConns: idle, MaxIdleConnsPerHost: idle, MaxConnsPerHost: conns, IdleConnTimeout: time.Minute},
-		Timeout:   timeout,
-	}
+	return &http.Transport{MaxIdleConns: idle, MaxIdleConnsPerHost: idle, MaxConnsPerHost: conns, IdleConnTimeout: time.Minute}
 }
 
 // Pace calls fn(i, at) for i from 0 to n-1, each at its slot
 // at = start + i*interval, or at once when the caller is behind: an open
 // loop, whatever fn's callees answer. fn must not block for long.
 func Pace(start time.Time, interval time.Duration, n int, fn func(i int, at time.Time)) {
-	for i := range n {
-		at := start.Add(time.Duration(i) * interval)
-		if d := time.Until(at); d > 0 {
-			time.Sleep(d)
-		}
+	if n <= 0 {
+		return
+	}
+	PaceUntil(context.Background(), start, interval, func(i int, at time.Time) bool {
 		fn(i, at)
+		return i+1 < n
+	})
+}
+
+// PaceUntil calls fn(i, at) for i = 0, 1, …, each at its slot
+// at = start + i*interval (at once when behind), until ctx ends or fn
+// returns false. A slot due after ctx ends is not called. A slow fn
+// delays the slots after it, which then come at once.
+func PaceUntil(ctx context.Context, start time.Time, interval time.Duration, fn func(i int, at time.Time) bool) {
+	timer := time.NewTimer(time.Hour)
+	timer.Stop() // armed at each slot ahead
+	defer timer.Stop()
+	deadline, hasDeadline := ctx.Deadline()
+	for i := 0; ; i++ {
+		at := start.Add(time.Duration(i) * interval)
+		if hasDeadline && !at.Before(deadline) {
+			return // due when ctx ends, whether or not its timer has run yet
+		}
+		if d := time.Until(at); d > 0 {
+			timer.Reset(d)
+			select {
+			case <-ctx.Done():
+				return
+			case <-timer.C:
+			}
+		}
+		if ctx.Err() != nil || !fn(i, at) {
+			return
+		}
 	}
 }
 
