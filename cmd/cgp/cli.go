@@ -95,6 +95,7 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(campaignsCommands(cfg, stdout, stderr)...)
 	root.AddCommand(journeysCommands(cfg, stdout, stderr)...)
 	root.AddCommand(intelligenceCommands(cfg, stdout, stderr)...)
+	root.AddCommand(devCommands(cfg, stdout, stderr)...)
 	return root
 }
 
