@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/cgp-platform/cgp/eventlog"
 	"github.com/cgp-platform/cgp/readmodel"
@@ -36,7 +37,19 @@ type Projector struct {
 	// front of the read model can drop what e changed. It must be quick and
 	// must not fail.
 	Committed func(e eventlog.Event)
+	// Upkeep, when set, keeps rows that depend on the clock rather than
+	// on events (a customer's lifecycle stage as time passes). The runtime
+	// runs it through Store.Maintain, with its clock's now, once Run has
+	// migrated the tables and then every UpkeepEvery until Run returns;
+	// a failure is logged and tried again at the next tick. It must use
+	// tx for every read and write, and be idempotent.
+	Upkeep func(ctx context.Context, tx *sql.Tx, now time.Time) error
+	// UpkeepEvery is how often Upkeep runs. Default DefaultUpkeepEvery.
+	UpkeepEvery time.Duration
 }
+
+// DefaultUpkeepEvery is how often a projector's Upkeep runs by default.
+const DefaultUpkeepEvery = time.Minute
 
 // Validate checks the name, the handler and the migration versions.
 func (p Projector) Validate() error {

@@ -64,7 +64,8 @@ type Config struct {
 	// projector does not fold (Projector.Types) are written to the store.
 	// Default 250 ms.
 	FlushInterval time.Duration
-	// Now is the clock of the delay metric. Default time.Now.
+	// Now is the clock of the delay metric and of projectors' Upkeep.
+	// Default time.Now.
 	Now func() time.Time
 }
 
@@ -302,6 +303,7 @@ func (r *Runtime) Run(ctx context.Context) error {
 			// reaches the store with the next applied event or the
 			// background flush.
 			Passed: func(pos eventlog.Position) { r.advance(p, pos) },
+			Types:  p.Types,
 			Batch:  r.cfg.Batch,
 			Logger: r.log.With().Str("projector", p.Name).Logger(),
 		})
@@ -341,14 +343,17 @@ func (r *Runtime) Run(ctx context.Context) error {
 		case <-exited:
 		}
 	}()
-	flushDone, flushed := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(flushed)
-		r.flushCheckpoints(flushDone)
-	}()
+	flushDone := make(chan struct{})
+	var background sync.WaitGroup
+	background.Go(func() { r.flushCheckpoints(flushDone) })
+	for _, p := range projs {
+		if p.Upkeep != nil {
+			background.Go(func() { r.upkeep(p, flushDone) })
+		}
+	}
 	err = router.Run(ctx)
 	close(flushDone)
-	<-flushed
+	background.Wait()
 	if err != nil {
 		_ = router.Close()
 		return fmt.Errorf("run projections: %w", err)
@@ -507,6 +512,30 @@ func (r *Runtime) flushCheckpoints(done <-chan struct{}) {
 			return
 		case <-t.C:
 			r.flushOnce()
+		}
+	}
+}
+
+// upkeep runs p.Upkeep now and every p.UpkeepEvery until done closes.
+func (r *Runtime) upkeep(p *projector, done <-chan struct{}) {
+	every := p.UpkeepEvery
+	if every <= 0 {
+		every = DefaultUpkeepEvery
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), r.cfg.HandleTimeout)
+		now := r.cfg.Now()
+		err := r.cfg.Store.Maintain(ctx, func(tx *sql.Tx) error { return p.Upkeep(ctx, tx, now) })
+		cancel()
+		if err != nil {
+			r.log.Warn().Err(err).Str("projector", p.Name).Msg("projector upkeep")
+		}
+		select {
+		case <-done:
+			return
+		case <-t.C:
 		}
 	}
 }

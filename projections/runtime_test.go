@@ -761,3 +761,41 @@ func TestPoisonEventInsideABatch(t *testing.T) {
 		t.Fatalf("poison event tried %d times, want 1 + MaxRetries (2)", n)
 	}
 }
+
+func TestUpkeepRunsAtStartAndEveryInterval(t *testing.T) {
+	e := newEnv(t)
+	clock := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	p := itemsProjector("ticking", nil)
+	p.Migrations = append(p.Migrations, readmodel.Migration{Version: 2, SQL: `CREATE TABLE upkeep (at INTEGER NOT NULL)`})
+	p.UpkeepEvery = 5 * time.Millisecond
+	p.Upkeep = func(ctx context.Context, tx *sql.Tx, now time.Time) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO upkeep (at) VALUES (?)`, now.Unix())
+		return err
+	}
+	h := newRuntimeWith(t, e, e.store, func(c *projections.Config) { c.Now = func() time.Time { return clock } }, p)
+	stop := h.start(t)
+	count := func() (n int, at int64) {
+		if err := e.store.DB().QueryRow(`SELECT COUNT(*), COALESCE(MAX(at), 0) FROM upkeep`).Scan(&n, &at); err != nil {
+			t.Fatal(err)
+		}
+		return n, at
+	}
+	deadline := time.Now().Add(waitLimit)
+	for n, _ := count(); n < 3; n, _ = count() {
+		if time.Now().After(deadline) {
+			t.Fatalf("upkeep ran %d times within the deadline, want at least 3", n)
+		}
+		runtime.Gosched()
+	}
+	if _, at := count(); at != clock.Unix() {
+		t.Fatalf("upkeep saw now = %d, want the runtime's clock %d", at, clock.Unix())
+	}
+	stop()
+	n, _ := count()
+	if again, _ := count(); again != n {
+		t.Fatalf("upkeep ran after Run returned (%d then %d)", n, again)
+	}
+	if cp, err := e.store.Checkpoint(t.Context(), "ticking"); err != nil || cp != 0 {
+		t.Fatalf("upkeep moved the checkpoint to %d (%v)", cp, err)
+	}
+}

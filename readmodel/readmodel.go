@@ -75,6 +75,10 @@ type Store interface {
 	// wrapped. pos must be above 0.
 	Apply(ctx context.Context, projector string, pos eventlog.Position, fn func(tx *sql.Tx) error) (applied bool, err error)
 
+	// Maintain runs fn in one write transaction that moves no checkpoint:
+	// upkeep of rows that depend on the clock rather than on events (a
+	// projector's Upkeep). When fn fails, nothing is written.
+	Maintain(ctx context.Context, fn func(tx *sql.Tx) error) error
 	// Checkpoint returns projector's checkpoint: the position of the last
 	// event applied or parked, 0 before the first.
 	Checkpoint(ctx context.Context, projector string) (eventlog.Position, error)

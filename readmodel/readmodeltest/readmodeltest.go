@@ -45,6 +45,7 @@ func Run(t *testing.T, open Open) {
 		{"ProjectorsAreIndependent", testProjectorsAreIndependent},
 		{"ParkAdvancesCheckpoint", testParkAdvancesCheckpoint},
 		{"ConcurrentApply", testConcurrentApply},
+		{"MaintainWritesWithoutCheckpoint", testMaintainWritesWithoutCheckpoint},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -373,5 +374,33 @@ func testConcurrentApply(t *testing.T, s readmodel.Store) {
 		if n := count(t, s, fmt.Sprintf(`SELECT COUNT(*) FROM items_%d`, p)); n != events {
 			t.Fatalf("projector p%d has %d rows, want %d", p, n, events)
 		}
+	}
+}
+
+func testMaintainWritesWithoutCheckpoint(t *testing.T, s readmodel.Store) {
+	migrate(t, s, "p", table)
+	apply(t, s, "p", 5, insert(5, "five"))
+	if err := s.Maintain(t.Context(), func(tx *sql.Tx) error {
+		_, err := tx.Exec(`UPDATE items SET name = 'FIVE' WHERE position = 5`)
+		return err
+	}); err != nil {
+		t.Fatalf("Maintain: %v", err)
+	}
+	if n := count(t, s, `SELECT COUNT(*) FROM items WHERE name = 'FIVE'`); n != 1 {
+		t.Fatalf("rows updated by Maintain = %d, want 1", n)
+	}
+	wantCheckpoint(t, s, "p", 5)
+	boom := errors.New("boom")
+	err := s.Maintain(t.Context(), func(tx *sql.Tx) error {
+		if _, err := tx.Exec(`UPDATE items SET name = 'lost' WHERE position = 5`); err != nil {
+			return err
+		}
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("failing Maintain = %v, want it to wrap %v", err, boom)
+	}
+	if n := count(t, s, `SELECT COUNT(*) FROM items WHERE name = 'lost'`); n != 0 {
+		t.Fatal("a failing Maintain left its writes behind")
 	}
 }

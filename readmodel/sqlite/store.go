@@ -14,6 +14,7 @@ import (
 	_ "github.com/mattn/go-sqlite3" // registers the "sqlite3" driver
 
 	"github.com/cgp-platform/cgp/eventlog"
+	"github.com/cgp-platform/cgp/internal/sqlitedb"
 	"github.com/cgp-platform/cgp/readmodel"
 )
 
@@ -26,10 +27,27 @@ type Config struct {
 	// BusyTimeout is how long a connection waits for a lock held by
 	// another process. Default 5 s.
 	BusyTimeout time.Duration
+	// WriterCacheKiB is the page cache of the writer connection, which
+	// every projector shares: large read models are folded by random
+	// b-tree updates, and pages it keeps need no read and no parse.
+	// Default DefaultWriterCacheKiB.
+	WriterCacheKiB int
+	// ReaderCacheKiB is the page cache of each read connection. Default
+	// DefaultReaderCacheKiB.
+	ReaderCacheKiB int
 	// Now stamps checkpoints, migrations and parked events. Default
 	// time.Now.
 	Now func() time.Time
 }
+
+// Default page caches: the writer's holds the hot index pages of the
+// read models being folded; readers walk indexes in order and mostly need
+// the pages of the query at hand.
+const (
+	writerAutoCheckpoint  = 16384 // pages: 64 MiB of WAL
+	DefaultWriterCacheKiB = 128 * 1024
+	DefaultReaderCacheKiB = 8 * 1024
+)
 
 func (c *Config) setDefaults() {
 	if c.ReadConns == 0 {
@@ -37,6 +55,12 @@ func (c *Config) setDefaults() {
 	}
 	if c.BusyTimeout == 0 {
 		c.BusyTimeout = 5 * time.Second
+	}
+	if c.WriterCacheKiB == 0 {
+		c.WriterCacheKiB = DefaultWriterCacheKiB
+	}
+	if c.ReaderCacheKiB == 0 {
+		c.ReaderCacheKiB = DefaultReaderCacheKiB
 	}
 	if c.Now == nil {
 		c.Now = time.Now
@@ -54,6 +78,9 @@ func (c Config) Validate() error {
 	}
 	if c.BusyTimeout < 0 {
 		errs = append(errs, errors.New("read-model store: BusyTimeout must not be negative"))
+	}
+	if c.WriterCacheKiB < 0 || c.ReaderCacheKiB < 0 {
+		errs = append(errs, errors.New("read-model store: page caches must not be negative"))
 	}
 	return errors.Join(errs...)
 }
@@ -98,12 +125,14 @@ func Open(cfg Config) (*Store, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("open read-model store: %w", err)
 	}
-	base := "file:" + (&url.URL{Path: cfg.Path}).EscapedPath() +
-		fmt.Sprintf("?_busy_timeout=%d&_secure_delete=on&_foreign_keys=on&_stmt_cache_size=64", cfg.BusyTimeout.Milliseconds())
-	w, err := sql.Open("sqlite3", base+"&_journal_mode=WAL&_synchronous=NORMAL&_txlock=immediate")
-	if err != nil {
-		return nil, fmt.Errorf("open read-model store %s: %w", cfg.Path, err)
-	}
+	query := fmt.Sprintf("_busy_timeout=%d&_secure_delete=on&_foreign_keys=on&_stmt_cache_size=64", cfg.BusyTimeout.Milliseconds())
+	// The writer checkpoints the WAL into the file only every
+	// writerAutoCheckpoint pages (SQLite's default is 1,000): a page
+	// written again and again while read models are folded reaches the
+	// file once per checkpoint, not once per thousand pages of WAL.
+	w := sql.OpenDB(sqlitedb.Connector(cfg.Path,
+		query+fmt.Sprintf("&_journal_mode=WAL&_synchronous=NORMAL&_txlock=immediate&_cache_size=-%d", cfg.WriterCacheKiB),
+		fmt.Sprintf("PRAGMA wal_autocheckpoint = %d", writerAutoCheckpoint)))
 	w.SetMaxOpenConns(1)
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
@@ -112,7 +141,8 @@ func Open(cfg Config) (*Store, error) {
 		_ = w.Close()
 		return nil, fmt.Errorf("open read-model store %s: create schema: %w", cfg.Path, err)
 	}
-	r, err := sql.Open("sqlite3", base+"&_query_only=1")
+	base := "file:" + (&url.URL{Path: cfg.Path}).EscapedPath() + "?" + query
+	r, err := sql.Open("sqlite3", base+fmt.Sprintf("&_query_only=1&_cache_size=-%d", cfg.ReaderCacheKiB))
 	if err != nil {
 		_ = w.Close()
 		return nil, fmt.Errorf("open read-model store %s: %w", cfg.Path, err)
@@ -246,6 +276,14 @@ func (s *Store) Apply(ctx context.Context, projector string, pos eventlog.Positi
 		return false, fmt.Errorf("apply %s at %d: %w", projector, pos, err)
 	}
 	return applied, nil
+}
+
+// Maintain runs fn in a write transaction without touching checkpoints.
+func (s *Store) Maintain(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	if err := s.inTx(ctx, fn); err != nil {
+		return fmt.Errorf("maintain: %w", err)
+	}
+	return nil
 }
 
 // Checkpoint returns projector's checkpoint (0 when none).
