@@ -105,7 +105,7 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 		a.Auth.Invalidate()
 		shops.cache.Invalidate()
 	}
-	projectors := []projections.Projector{tenancy.Projector(core.Codec, tenancyChanged), customers.Projector(core.Codec),
+	projectors := []projections.Projector{tenancy.Projector(core.Codec, tenancyChanged), customers.Projector(core.Codec, nil),
 		commerce.Projector(core.Codec)}
 	projectors = append(projectors, messagingProjectors(a)...)
 	projectors = append(projectors, marketplacesProjectors(a)...)

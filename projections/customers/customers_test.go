@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"flag"
+	"slices"
 	"testing"
 	"time"
 
@@ -39,7 +40,7 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	clock := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 	core := testenv.New(t, func() time.Time { return clock })
-	return &fixture{Core: core, read: core.ReadSide(t, customers.Projector(core.Codec))}
+	return &fixture{Core: core, read: core.ReadSide(t, customers.Projector(core.Codec, func() time.Time { return clock }))}
 }
 
 func (f *fixture) play(t *testing.T, path string) eventlog.Position {
@@ -154,7 +155,7 @@ func TestRebuildAfterShreddingHasNoPersonalData(t *testing.T) {
 	if err := f.Keys.Shred(ctx, "shop_golden", ada); err != nil {
 		t.Fatal(err)
 	}
-	rebuilt := f.ReadSide(t, customers.Projector(f.Codec))
+	rebuilt := f.ReadSide(t, customers.Projector(f.Codec, nil))
 	rebuilt.WaitFor(t, last)
 	q := customers.NewQueries(rebuilt.DB())
 	got, err := q.Get(ctx, "shop_golden", ada)
@@ -205,5 +206,72 @@ func TestOrderTotals(t *testing.T) {
 			t.Errorf("customer %s: orders %d spent %v last %v, want %d %v %v",
 				c.external, got.OrdersCount, got.TotalSpent, got.LastOrderAt, c.orders, c.spent, c.last)
 		}
+	}
+}
+
+// Stages change with time alone: AgeStages moves them, and the stage
+// filter follows.
+func TestAgeStagesAsTimePasses(t *testing.T) {
+	f := newFixture(t)
+	f.read.WaitFor(t, f.play(t, "testdata/orders.json"))
+	ctx := context.Background()
+	q := customers.NewQueries(f.read.DB())
+	stageOf := func(id string) string {
+		var stage string
+		if err := f.read.DB().QueryRowContext(ctx, `SELECT stage FROM customers WHERE customer_id = ?`, id).Scan(&stage); err != nil {
+			t.Fatal(err)
+		}
+		return stage
+	}
+	listed := func(stage string, now time.Time) []string {
+		rows, _, err := q.List(ctx, customers.ListQuery{Shop: "shop_golden", Stage: stage, Sort: customers.SortTotalSpent, Desc: true, Limit: 100, Now: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, r := range rows {
+			ids = append(ids, r.ID)
+		}
+		return ids
+	}
+	// 1004's last order is 2026-09-01: new at the fixture's clock.
+	c := domain.CustomerIDFromExternal("shop_golden", "1004")
+	if got := stageOf(c); got != domain.StageNew {
+		t.Fatalf("stage at the projector's clock = %q, want new", got)
+	}
+	for _, step := range []struct {
+		now  time.Time
+		want string
+	}{
+		{time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC), domain.StageNew},
+		{time.Date(2026, 12, 15, 0, 0, 0, 0, time.UTC), domain.StageAtRisk},
+		{time.Date(2027, 4, 1, 0, 0, 0, 0, time.UTC), domain.StageChurned},
+	} {
+		if err := f.read.Store.Maintain(ctx, func(tx *sql.Tx) error { return customers.AgeStages(ctx, tx, step.now) }); err != nil {
+			t.Fatal(err)
+		}
+		if got := stageOf(c); got != step.want {
+			t.Fatalf("stage at %s = %q, want %q", step.now.Format(time.DateOnly), got, step.want)
+		}
+		if ids := listed(step.want, step.now); !slices.Contains(ids, c) {
+			t.Fatalf("filter %s at %s = %v, want it to list %s", step.want, step.now.Format(time.DateOnly), ids, c)
+		}
+		// Every stored stage agrees with the domain's rule at that instant.
+		for _, stage := range domain.LifecycleStages() {
+			for _, id := range listed(stage, step.now) {
+				got, err := q.Get(ctx, "shop_golden", id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if live := domain.LifecycleStage(got.OrdersCount, got.LastOrderAt, step.now); live != stage {
+					t.Fatalf("at %s the %s filter lists a %s customer", step.now.Format(time.DateOnly), stage, live)
+				}
+			}
+		}
+	}
+	// Without upkeep the filter never lists a customer under a stage it
+	// has left: a later instant drops it from its stored stage's list.
+	if ids := listed(domain.StageChurned, time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)); slices.Contains(ids, c) {
+		t.Fatalf("churned filter before the threshold lists %s", c)
 	}
 }

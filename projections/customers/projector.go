@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/envelope"
@@ -67,32 +68,75 @@ CREATE INDEX customer_refunds_order ON customer_refunds (order_id);
 ALTER TABLE customers ADD COLUMN profile_orders_count INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE customers ADD COLUMN profile_total_spent INTEGER NOT NULL DEFAULT 0;
 UPDATE customers SET profile_orders_count = orders_count, profile_total_spent = total_spent;
+`}, {Version: 3, SQL: `
+-- The lifecycle stage as of the last change or the last upkeep (at most
+-- projections.DefaultUpkeepEvery ago), so a stage filter walks an index
+-- in the order asked; queries still check the exact condition at their
+-- own instant.
+ALTER TABLE customers ADD COLUMN stage TEXT NOT NULL DEFAULT '';
+UPDATE customers SET stage = ` + stageExpr("orders_count", "last_order_at",
+	"(CAST(strftime('%s', 'now') AS INTEGER) - 7776000) * 1000000",
+	"(CAST(strftime('%s', 'now') AS INTEGER) - 15552000) * 1000000") + `;
+CREATE INDEX customers_shop_stage_created ON customers (shop_id, stage, created_at, customer_id);
+CREATE INDEX customers_shop_stage_last_order ON customers (shop_id, stage, last_order_at, customer_id);
+CREATE INDEX customers_shop_stage_spent ON customers (shop_id, stage, total_spent, customer_id);
 `}}
+
+// stageExpr is domain.LifecycleStage as an SQL expression over an order
+// count and a last-order time (microseconds, 0 when unknown), given the
+// at-risk and churned boundaries (last orders before them are at risk,
+// respectively churned).
+func stageExpr(count, last, atRisk, churned string) string {
+	return fmt.Sprintf(`CASE WHEN %[1]s <= 0 THEN '%[5]s'
+	WHEN %[2]s <> 0 AND %[2]s < %[4]s THEN '%[6]s'
+	WHEN %[2]s <> 0 AND %[2]s < %[3]s THEN '%[7]s'
+	WHEN %[1]s >= %[8]d THEN '%[9]s' WHEN %[1]s = 1 THEN '%[10]s' ELSE '%[11]s' END`,
+		count, last, atRisk, churned, domain.StageProspect, domain.StageChurned, domain.StageAtRisk,
+		domain.LoyalMinOrders, domain.StageLoyal, domain.StageNew, domain.StageActive)
+}
+
+// bounds are the at-risk and churned boundaries at now, in microseconds.
+func bounds(now time.Time) (atRisk, churned int64) {
+	return now.Add(-domain.AtRiskAfter).UnixMicro(), now.Add(-domain.ChurnedAfter).UnixMicro()
+}
 
 var handledTypes = []string{"CustomerCreated", "CustomerUpdated", "CustomerTagsSet", "OrderRecorded", "RefundRecorded"}
 
-// Projector returns the customers projector.
-func Projector(codec *envelope.Codec) projections.Projector {
+// Projector returns the customers projector. now is the clock lifecycle
+// stages are computed at (nil: time.Now); its Upkeep moves the stages of
+// customers whose last order aged past a threshold.
+func Projector(codec *envelope.Codec, now func() time.Time) projections.Projector {
+	if now == nil {
+		now = time.Now
+	}
+	p := &projector{now: now}
 	return projections.Projector{
 		Name:       Name,
 		Migrations: migrations,
 		Types:      handledTypes,
-		Handle:     projections.Decoding(codec, handledTypes, apply),
+		Handle:     projections.Decoding(codec, handledTypes, p.apply),
+		Upkeep:     func(ctx context.Context, tx *sql.Tx, _ time.Time) error { return AgeStages(ctx, tx, p.now()) },
 	}
 }
 
-func apply(ctx context.Context, tx *sql.Tx, e *eventlog.Event, d envelope.Decoded) error {
+type projector struct {
+	now func() time.Time
+}
+
+func (p *projector) apply(ctx context.Context, tx *sql.Tx, e *eventlog.Event, d envelope.Decoded) error {
+	atRisk, churned := bounds(p.now())
+	t := totals{atRisk: atRisk, churned: churned}
 	at := e.OccurredAt.UnixMicro()
 	redacted := len(d.Redacted) > 0
 	switch ev := d.Event.(type) {
 	case *domain.CustomerCreated:
-		return upsertProfile(ctx, tx, ev.CustomerID, ev.ShopID, &ev.CustomerProfile, redacted, at, e.Position)
+		return t.upsertProfile(ctx, tx, ev.CustomerID, ev.ShopID, &ev.CustomerProfile, redacted, at, e.Position)
 	case *domain.CustomerUpdated:
-		return upsertProfile(ctx, tx, ev.CustomerID, ev.ShopID, &ev.CustomerProfile, redacted, at, e.Position)
+		return t.upsertProfile(ctx, tx, ev.CustomerID, ev.ShopID, &ev.CustomerProfile, redacted, at, e.Position)
 	case *domain.OrderRecorded:
-		return applyOrder(ctx, tx, ev, e.Position)
+		return t.applyOrder(ctx, tx, ev, e.Position)
 	case *domain.RefundRecorded:
-		return applyRefund(ctx, tx, ev)
+		return t.applyRefund(ctx, tx, ev)
 	case *domain.CustomerTagsSet:
 		tags, _ := json.Marshal(ev.Tags)
 		_, err := tx.ExecContext(ctx, `UPDATE customers SET tags = ?, updated_at = ?, version = ?
@@ -105,7 +149,7 @@ func apply(ctx context.Context, tx *sql.Tx, e *eventlog.Event, d envelope.Decode
 	return nil
 }
 
-func upsertProfile(ctx context.Context, tx *sql.Tx, id, shop string, p *domain.CustomerProfile, redacted bool, at int64, pos eventlog.Position) error {
+func (t totals) upsertProfile(ctx context.Context, tx *sql.Tx, id, shop string, p *domain.CustomerProfile, redacted bool, at int64, pos eventlog.Position) error {
 	platformTags, _ := json.Marshal(nonNil(p.PlatformTags))
 	// created_at is when the customer was created on the platform when it
 	// says so, else when the service first heard of it; it never changes
@@ -138,12 +182,12 @@ WHERE customers.version < excluded.version`,
 	if err != nil {
 		return fmt.Errorf("upsert customer: %w", err)
 	}
-	return refreshTotals(ctx, tx, id)
+	return t.refresh(ctx, tx, id)
 }
 
 // applyOrder keeps an order of a customer and refreshes the customer's
 // figures (and those of a customer the order moved away from).
-func applyOrder(ctx context.Context, tx *sql.Tx, ev *domain.OrderRecorded, pos eventlog.Position) error {
+func (t totals) applyOrder(ctx context.Context, tx *sql.Tx, ev *domain.OrderRecorded, pos eventlog.Position) error {
 	if ev.Stale {
 		return nil
 	}
@@ -170,15 +214,15 @@ WHERE customer_orders.version < excluded.version`,
 		return fmt.Errorf("customer order: %w", err)
 	}
 	if previous != "" && previous != ev.CustomerID {
-		if err := refreshTotals(ctx, tx, previous); err != nil {
+		if err := t.refresh(ctx, tx, previous); err != nil {
 			return err
 		}
 	}
-	return refreshTotals(ctx, tx, ev.CustomerID)
+	return t.refresh(ctx, tx, ev.CustomerID)
 }
 
 // applyRefund keeps a refund and lowers its customer's total spent.
-func applyRefund(ctx context.Context, tx *sql.Tx, ev *domain.RefundRecorded) error {
+func (t totals) applyRefund(ctx context.Context, tx *sql.Tx, ev *domain.RefundRecorded) error {
 	if _, err := tx.ExecContext(ctx, `INSERT INTO customer_refunds (refund_id, order_id, amount) VALUES (?, ?, ?)
 		ON CONFLICT (refund_id) DO NOTHING`, ev.RefundID, ev.OrderID, int64(ev.Amount)); err != nil {
 		return fmt.Errorf("customer refund: %w", err)
@@ -193,32 +237,80 @@ func applyRefund(ctx context.Context, tx *sql.Tx, ev *domain.RefundRecorded) err
 	if err != nil {
 		return fmt.Errorf("refund order: %w", err)
 	}
-	return refreshTotals(ctx, tx, customer)
+	return t.refresh(ctx, tx, customer)
 }
 
-// refreshTotals sets a customer's order count, total spent and last order
-// from the orders received (cancelled orders do not count; refunds lower
-// the total), or from its profile when no order of it was received.
-func refreshTotals(ctx context.Context, tx *sql.Tx, customer string) error {
-	if customer == "" {
-		return nil
-	}
-	_, err := tx.ExecContext(ctx, `
+// totals refreshes customers' figures at the boundaries of one instant.
+type totals struct {
+	atRisk, churned int64
+}
+
+// refreshSQL sets a customer's order count, total spent, last order and
+// lifecycle stage from the orders received (cancelled orders do not count;
+// refunds lower the total), or from its profile when no order of it was
+// received. ?1 is the customer, ?2 and ?3 the at-risk and churned
+// boundaries.
+var refreshSQL = `
 WITH s AS (
 	SELECT COUNT(*) AS seen,
 		COALESCE(SUM(CASE WHEN cancelled = 0 THEN 1 ELSE 0 END), 0) AS live,
 		COALESCE(SUM(CASE WHEN cancelled = 0 THEN total - refunded ELSE 0 END), 0) AS spent,
 		COALESCE(MAX(CASE WHEN cancelled = 0 THEN ordered_at END), 0) AS last
-	FROM customer_orders WHERE customer_id = ?1)
+	FROM customer_orders WHERE customer_id = ?1),
+n AS (
+	SELECT CASE WHEN s.seen > 0 THEN s.live ELSE c.profile_orders_count END AS orders,
+		CASE WHEN s.seen > 0 THEN s.spent ELSE c.profile_total_spent END AS spent,
+		s.last AS last
+	FROM s, customers c WHERE c.customer_id = ?1)
 UPDATE customers SET
-	orders_count  = CASE WHEN (SELECT seen FROM s) > 0 THEN (SELECT live FROM s) ELSE profile_orders_count END,
-	total_spent   = CASE WHEN (SELECT seen FROM s) > 0 THEN (SELECT spent FROM s) ELSE profile_total_spent END,
-	last_order_at = (SELECT last FROM s)
-WHERE customer_id = ?1`, customer)
-	if err != nil {
+	orders_count  = n.orders,
+	total_spent   = n.spent,
+	last_order_at = n.last,
+	stage         = ` + stageExpr("n.orders", "n.last", "?2", "?3") + `
+FROM n WHERE customer_id = ?1`
+
+func (t totals) refresh(ctx context.Context, tx *sql.Tx, customer string) error {
+	if customer == "" {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, refreshSQL, customer, t.atRisk, t.churned); err != nil {
 		return fmt.Errorf("customer totals: %w", err)
 	}
 	return nil
+}
+
+// AgeStages moves the lifecycle stage of every customer whose last order
+// has aged past the at-risk or churned threshold at now (the only way a
+// stage changes without an event). It walks the stage indexes shop by
+// shop, so it touches only the customers that change.
+func AgeStages(ctx context.Context, tx *sql.Tx, now time.Time) error {
+	atRisk, churned := bounds(now)
+	shop := ""
+	for {
+		var next sql.NullString
+		if err := tx.QueryRowContext(ctx, `SELECT MIN(shop_id) FROM customers WHERE shop_id > ?`, shop).Scan(&next); err != nil {
+			return fmt.Errorf("age stages: %w", err)
+		}
+		if !next.Valid {
+			return nil
+		}
+		shop = next.String
+		for _, from := range []string{domain.StageNew, domain.StageActive, domain.StageLoyal, domain.StageAtRisk} {
+			// Recent customers change once their last order is older than
+			// the at-risk boundary; at-risk ones once it is older than the
+			// churned one.
+			older := atRisk
+			if from == domain.StageAtRisk {
+				older = churned
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE customers
+				SET stage = CASE WHEN last_order_at < ?4 THEN ?5 ELSE ?6 END
+				WHERE shop_id = ?1 AND stage = ?2 AND last_order_at > 0 AND last_order_at < ?3`,
+				shop, from, older, churned, domain.StageChurned, domain.StageAtRisk); err != nil {
+				return fmt.Errorf("age stages of %s: %w", shop, err)
+			}
+		}
+	}
 }
 
 func nonNil(s []string) []string {

@@ -97,7 +97,12 @@ func (q *Queries) List(ctx context.Context, lq ListQuery) ([]Customer, *Key, err
 		if err != nil {
 			return nil, nil, err
 		}
-		where.WriteString(" AND " + cond)
+		// The stored stage picks the index that serves the order asked;
+		// the exact condition at lq.Now drops a customer whose last order
+		// aged past a threshold since the last upkeep (it is listed under
+		// its new stage after the next one, at most a minute later).
+		where.WriteString(" AND stage = ? AND " + cond)
+		args = append(args, lq.Stage)
 		args = append(args, stageArgs...)
 	}
 	dir, cmp := "ASC", ">"
