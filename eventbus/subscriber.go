@@ -42,6 +42,11 @@ type SubscriberConfig struct {
 	// pass over the event types they do not fold.
 	Wants  func(eventType string) bool
 	Passed func(pos eventlog.Position)
+	// Types, when set, lists the only event types Wants accepts: a log
+	// that can (eventlog.TypeSubscriber) then leaves the payloads of the
+	// others unread, which is most of a catch-up's reading for a consumer
+	// that folds a few types of a long log.
+	Types []string
 	// Batch, above 1 with Raw, lets one message carry up to Batch
 	// consecutive events that were already waiting (never waiting for
 	// more): the message is the first event's, and EventsFromMessage
@@ -133,7 +138,7 @@ func (s *Subscriber) Subscribe(ctx context.Context, topic string) (<-chan *messa
 		return nil, ErrSubscriberClosed
 	}
 	subCtx, cancel := context.WithCancel(ctx)
-	logSub, err := s.cfg.Log.Subscribe(subCtx, after)
+	logSub, err := subscribeLog(subCtx, s.cfg, after)
 	if err != nil {
 		cancel()
 		return nil, fmt.Errorf("subscribe %s after %d: %w", topic, after, err)
@@ -205,7 +210,7 @@ func (f *follower) run(ctx context.Context, logSub eventlog.Subscription) {
 			if !sleep(ctx, f.cfg.ResubscribeBackoff) {
 				return
 			}
-			if logSub, err = f.cfg.Log.Subscribe(ctx, f.after); err == nil {
+			if logSub, err = subscribeLog(ctx, *f.cfg, f.after); err == nil {
 				break
 			}
 			if errors.Is(err, eventlog.ErrClosed) {
@@ -214,6 +219,15 @@ func (f *follower) run(ctx context.Context, logSub eventlog.Subscription) {
 			f.log.Warn().Err(err).Uint64("position", f.after).Msg("resubscribe failed")
 		}
 	}
+}
+
+// subscribeLog follows the log after after, skimming the types cfg does
+// not want when cfg names them and the log can.
+func subscribeLog(ctx context.Context, cfg SubscriberConfig, after eventlog.Position) (eventlog.Subscription, error) {
+	if ts, ok := cfg.Log.(eventlog.TypeSubscriber); ok && cfg.Types != nil {
+		return ts.SubscribeTypes(ctx, after, cfg.Types)
+	}
+	return cfg.Log.Subscribe(ctx, after)
 }
 
 // follow delivers the events of logSub until its channel closes (true) or

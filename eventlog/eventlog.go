@@ -124,6 +124,18 @@ type Log interface {
 	Close() error
 }
 
+// TypeSubscriber is implemented by logs that can leave out, when
+// following the log, the payloads of events a consumer does not fold.
+// SubscribeTypes behaves as Subscribe, except that an event whose type is
+// not in types arrives as a skeleton: Position, ID, StreamID, Revision,
+// Type, SchemaVersion, ShopID, OccurredAt and RecordedAt set; Data,
+// Metadata and the hashes empty. The consumer passes skeletons over (its
+// progress still moves past them) and never folds them. Catching up with
+// a long log, most of a consumer's reading is of events it passes over.
+type TypeSubscriber interface {
+	SubscribeTypes(ctx context.Context, after Position, types []string) (Subscription, error)
+}
+
 // Subscription is a running catch-up subscription.
 type Subscription interface {
 	// Events delivers events in position order. It is closed when the

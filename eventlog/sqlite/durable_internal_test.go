@@ -193,7 +193,7 @@ func TestCommittedBatchInvisibleUntilFsynced(t *testing.T) {
 	// the batch (it would hold e1 right after e0 otherwise).
 	readCtx, stopReader := context.WithCancel(ctx)
 	pages := make(chan page, 1)
-	go readPages(readCtx, l, 0, pages)
+	go readPages(readCtx, l, 0, l.readAll, pages)
 	defer func() {
 		stopReader()
 		for range pages { // wait for the reader to exit

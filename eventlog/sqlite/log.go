@@ -354,6 +354,19 @@ func (l *Log) readAll(ctx context.Context, after eventlog.Position, limit int) (
 	return l.durableOnly(evs), nil
 }
 
+// skimAll is readAll returning skeletons of the events whose type is not
+// in typesJSON (a JSON array of strings).
+func (l *Log) skimAll(ctx context.Context, after eventlog.Position, limit int, typesJSON string) ([]eventlog.Event, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	evs, err := l.queryEvents(ctx, skimAllQuery, limit, clampInt64(after), l.vis.max(), int64(limit), typesJSON)
+	if err != nil {
+		return nil, storeErr(ctx, "read all", err)
+	}
+	return l.durableOnly(evs), nil
+}
+
 // durableOnly cuts evs (in position order) before the first event above
 // the read cap as it stands after the query: the query ran with the cap
 // read before it, and a batch may have been committed in between (its cap

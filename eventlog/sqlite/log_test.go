@@ -1,6 +1,7 @@
 package sqlite_test
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -443,5 +444,50 @@ func TestAppendRejectsBadInput(t *testing.T) {
 	}
 	if h, err := l.HeadPosition(ctx); err != nil || h != 0 {
 		t.Errorf("head after rejected appends = %d, %v; want 0", h, err)
+	}
+}
+
+// SubscribeTypes delivers every event in order, with the payload of the
+// types asked only; the others are skeletons that still carry their
+// position, identity and type. Live appends follow the same rule.
+func TestSubscribeTypesSkimsOtherTypes(t *testing.T) {
+	l := openLog(t, sqlite.Config{})
+	ctx := t.Context()
+	history := []eventlog.EventData{newEvent("Wanted"), newEvent("Other"), newEvent("Wanted"), newEvent("Other")}
+	if _, err := l.Append(ctx, "skim-1", eventlog.NoStream(), history...); err != nil {
+		t.Fatal(err)
+	}
+	sub, err := l.SubscribeTypes(ctx, 0, []string{"Wanted"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	if _, err := l.Append(ctx, "skim-2", eventlog.NoStream(), newEvent("Other"), newEvent("Wanted")); err != nil {
+		t.Fatal(err)
+	}
+	full, err := l.ReadAll(ctx, 0, 100)
+	if err != nil || len(full) != 6 {
+		t.Fatalf("ReadAll = %d events, %v", len(full), err)
+	}
+	for i, want := range full {
+		var got eventlog.Event
+		select {
+		case got = <-sub.Events():
+		case <-time.After(10 * time.Second):
+			t.Fatalf("event %d not delivered", i)
+		}
+		if got.Position != want.Position || got.ID != want.ID || got.Type != want.Type || got.StreamID != want.StreamID ||
+			got.Revision != want.Revision || !got.OccurredAt.Equal(want.OccurredAt) {
+			t.Fatalf("event %d = %+v, want the header of %+v", i, got, want)
+		}
+		if want.Type == "Wanted" {
+			if !bytes.Equal(got.Data, want.Data) || !bytes.Equal(got.Hash, want.Hash) || got.Metadata.Actor != want.Metadata.Actor {
+				t.Fatalf("event %d (%s) lost its payload: %+v", i, want.Type, got)
+			}
+			continue
+		}
+		if got.Data != nil || got.Hash != nil {
+			t.Fatalf("event %d (%s) carries a payload: %+v", i, want.Type, got)
+		}
 	}
 }

@@ -22,6 +22,13 @@ const (
 	// argument.
 	readAllQuery    = "SELECT " + eventColumns + " FROM events WHERE position > ? AND position <= ? ORDER BY position LIMIT ?"
 	readStreamQuery = "SELECT " + eventColumns + " FROM events WHERE stream = ? AND revision >= ? AND position <= ? ORDER BY revision LIMIT ?"
+	// skimAllQuery is readAllQuery for a TypeSubscriber: the payload
+	// columns of an event whose type is not in the JSON array ?4 stay in
+	// the file (a skeleton row; decodeRow knows it by its NULL data).
+	skimAllQuery = `SELECT position, event_id, stream, revision, type, schema_version, shop_id, occurred_at, recorded_at,
+	CASE WHEN w THEN data END, CASE WHEN w THEN metadata END, CASE WHEN w THEN prev_hash END, CASE WHEN w THEN hash END
+FROM (SELECT *, type IN (SELECT value FROM json_each(?4)) AS w FROM events
+	WHERE position > ?1 AND position <= ?2 ORDER BY position LIMIT ?3)`
 )
 
 // queryEvents runs an event query on a pooled read connection. It talks to
@@ -112,6 +119,14 @@ func decodeRow(v []driver.Value, e *eventlog.Event) error {
 	if !ok1 || !ok2 {
 		return bad("timestamps")
 	}
+	e.Position = uint64(pos)
+	e.Revision = uint64(rev)
+	e.SchemaVersion = int(schema)
+	e.OccurredAt = time.Unix(0, occurred).UTC()
+	e.RecordedAt = time.Unix(0, recorded).UTC()
+	if v[9] == nil {
+		return nil // a skeleton of skimAllQuery (data is NOT NULL in the table)
+	}
 	if e.Data, ok = v[9].([]byte); !ok {
 		return bad("data")
 	}
@@ -130,10 +145,5 @@ func decodeRow(v []driver.Value, e *eventlog.Event) error {
 	if e.Hash, ok = v[12].([]byte); !ok {
 		return bad("hash")
 	}
-	e.Position = uint64(pos)
-	e.Revision = uint64(rev)
-	e.SchemaVersion = int(schema)
-	e.OccurredAt = time.Unix(0, occurred).UTC()
-	e.RecordedAt = time.Unix(0, recorded).UTC()
 	return nil
 }

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -25,6 +26,35 @@ const (
 // nil when ctx ends or it is closed, and with eventlog.ErrClosed when the
 // log is closed.
 func (l *Log) Subscribe(ctx context.Context, after eventlog.Position) (eventlog.Subscription, error) {
+	return l.subscribe(ctx, after, nil)
+}
+
+var _ eventlog.TypeSubscriber = (*Log)(nil)
+
+// SubscribeTypes is Subscribe delivering skeletons of the events whose
+// type is not in types (see eventlog.TypeSubscriber): their payloads are
+// never read into memory.
+func (l *Log) SubscribeTypes(ctx context.Context, after eventlog.Position, types []string) (eventlog.Subscription, error) {
+	if types == nil {
+		types = []string{}
+	}
+	typesJSON, err := json.Marshal(types)
+	if err != nil {
+		return nil, fmt.Errorf("subscribe: %w", err)
+	}
+	read := func(ctx context.Context, after eventlog.Position, limit int) ([]eventlog.Event, error) {
+		return l.skimAll(ctx, after, limit, string(typesJSON))
+	}
+	return l.subscribe(ctx, after, read)
+}
+
+// pageReader reads the next events of a subscription.
+type pageReader func(ctx context.Context, after eventlog.Position, limit int) ([]eventlog.Event, error)
+
+func (l *Log) subscribe(ctx context.Context, after eventlog.Position, read pageReader) (eventlog.Subscription, error) {
+	if read == nil {
+		read = l.readAll
+	}
 	if err := l.readLock(); err != nil {
 		return nil, fmt.Errorf("subscribe: %w", err)
 	}
@@ -40,7 +70,7 @@ func (l *Log) Subscribe(ctx context.Context, after eventlog.Position) (eventlog.
 	}
 	// Added under mu, so Close (which flips closed under mu) waits for it.
 	l.subs.Add(1)
-	go s.run(ctx, l, after)
+	go s.run(ctx, l, after, read)
 	return s, nil
 }
 
@@ -74,12 +104,12 @@ func (s *subscription) Close() error {
 	return nil
 }
 
-func (s *subscription) run(ctx context.Context, l *Log, after eventlog.Position) {
+func (s *subscription) run(ctx context.Context, l *Log, after eventlog.Position, read pageReader) {
 	defer l.subs.Done()
 	defer close(s.ended)
 	defer close(s.events)
 	defer s.cancel()
-	err := s.deliver(ctx, l, after)
+	err := s.deliver(ctx, l, after, read)
 	if ctx.Err() != nil && !errors.Is(err, eventlog.ErrClosed) {
 		err = nil
 	}
@@ -92,10 +122,10 @@ func (s *subscription) run(ctx context.Context, l *Log, after eventlog.Position)
 // error) or the log closes (eventlog.ErrClosed). A reader goroutine fetches
 // the next page while this one hands the current page over, so catch-up
 // reading and delivery overlap.
-func (s *subscription) deliver(ctx context.Context, l *Log, after eventlog.Position) error {
+func (s *subscription) deliver(ctx context.Context, l *Log, after eventlog.Position, read pageReader) error {
 	readCtx, stopReader := context.WithCancel(ctx)
 	pages := make(chan page, 1)
-	go readPages(readCtx, l, after, pages)
+	go readPages(readCtx, l, after, read, pages)
 	defer func() {
 		stopReader()
 		for range pages { // wait for the reader to exit
@@ -141,14 +171,14 @@ type page struct {
 // ReadAll is), waiting for a wake-up whenever it has caught up. It exits,
 // closing pages, when ctx ends, the log closes or a read fails (the failure
 // is its last page).
-func readPages(ctx context.Context, l *Log, after eventlog.Position, pages chan<- page) {
+func readPages(ctx context.Context, l *Log, after eventlog.Position, read pageReader, pages chan<- page) {
 	defer close(pages)
 	pos := after
 	for {
 		// Take the wake-up channel before reading, so a batch made durable
 		// (or a commit of another process) after the read still wakes us.
 		woken := l.changed.wait()
-		evs, err := l.readAll(ctx, pos, subscriptionPage)
+		evs, err := read(ctx, pos, subscriptionPage)
 		if err != nil {
 			err = fmt.Errorf("subscription after %d: %w", pos, err)
 		}
