@@ -99,6 +99,27 @@ func (c *Customers) handleCustomerGet(w http.ResponseWriter, r *http.Request) {
 		func(cust *customers.Customer) httpapi.Resource { return CustomerResource(cust, c.now()) })
 }
 
+// CustomerAttributes are a customer's attributes as the API shows them
+// (a struct, not a map: list pages encode a hundred of them).
+type CustomerAttributes struct {
+	Email            *string    `json:"email"`
+	FirstName        *string    `json:"first_name"`
+	LastName         *string    `json:"last_name"`
+	Phone            *string    `json:"phone"`
+	LifecycleStage   string     `json:"lifecycle_stage"`
+	TotalSpent       float64    `json:"total_spent"`
+	Currency         string     `json:"currency"`
+	OrdersCount      int        `json:"orders_count"`
+	LastOrderAt      *time.Time `json:"last_order_at"`
+	Tags             []string   `json:"tags"`
+	PlatformTags     []string   `json:"platform_tags"`
+	AcceptsMarketing bool       `json:"accepts_marketing"`
+	State            string     `json:"state"`
+	Redacted         bool       `json:"redacted"`
+	CreatedAt        time.Time  `json:"created_at"`
+	UpdatedAt        time.Time  `json:"updated_at"`
+}
+
 // CustomerResource renders a customer in the single-resource shape.
 func CustomerResource(c *customers.Customer, now time.Time) httpapi.Resource {
 	var lastOrder *time.Time
@@ -109,23 +130,23 @@ func CustomerResource(c *customers.Customer, now time.Time) httpapi.Resource {
 	return httpapi.Resource{
 		ID:   c.ID,
 		Type: "customer",
-		Attributes: map[string]any{
-			"email":             c.Email,
-			"first_name":        c.FirstName,
-			"last_name":         c.LastName,
-			"phone":             c.Phone,
-			"lifecycle_stage":   domain.LifecycleStage(c.OrdersCount, c.LastOrderAt, now),
-			"total_spent":       c.TotalSpent.Float(),
-			"currency":          c.Currency,
-			"orders_count":      c.OrdersCount,
-			"last_order_at":     lastOrder,
-			"tags":              nonNil(c.Tags),
-			"platform_tags":     nonNil(c.PlatformTags),
-			"accepts_marketing": c.AcceptsMarketing,
-			"state":             c.State,
-			"redacted":          c.Redacted,
-			"created_at":        c.CreatedAt,
-			"updated_at":        c.UpdatedAt,
+		Attributes: &CustomerAttributes{
+			Email:            c.Email,
+			FirstName:        c.FirstName,
+			LastName:         c.LastName,
+			Phone:            c.Phone,
+			LifecycleStage:   domain.LifecycleStage(c.OrdersCount, c.LastOrderAt, now),
+			TotalSpent:       c.TotalSpent.Float(),
+			Currency:         c.Currency,
+			OrdersCount:      c.OrdersCount,
+			LastOrderAt:      lastOrder,
+			Tags:             nonNil(c.Tags),
+			PlatformTags:     nonNil(c.PlatformTags),
+			AcceptsMarketing: c.AcceptsMarketing,
+			State:            c.State,
+			Redacted:         c.Redacted,
+			CreatedAt:        c.CreatedAt,
+			UpdatedAt:        c.UpdatedAt,
 		},
 		Relationships: map[string]httpapi.Relationship{
 			"orders": {Links: httpapi.Links{Related: "/api/v1/customers/" + c.ID + "/orders"}},
