@@ -305,7 +305,12 @@ func (a *Authenticator) RequireMaster(allowShop bool, next http.Handler) http.Ha
 	})
 }
 
-// admit checks a shop token's plan and scope, then its rate limit.
+// admit checks a shop token's plan, its rate limit, then its scope. Every
+// answer to a token whose plan has the admin API carries the rate-limit
+// headers, a 403 for a missing scope included (that request was
+// authenticated and used the token's budget); a plan without the admin API
+// has no rate limit to show. Only an admitted request is counted in the
+// token's usage (LastUsed.Count).
 func (a *Authenticator) admit(w http.ResponseWriter, r *http.Request, p Principal, scope domain.Scope) error {
 	if p.Master {
 		// A master token manages keys; it reads no shop's data.
@@ -317,21 +322,34 @@ func (a *Authenticator) admit(w http.ResponseWriter, r *http.Request, p Principa
 	if !p.Plan.HasAPIAccess() {
 		return httpapi.PlanRequired(string(domain.PlanAgency), string(domain.PlanEnterprise))
 	}
+	if err := a.throttle(w, r, p); err != nil {
+		return err
+	}
 	if scope != "" && !domain.Grants(p.Scopes, scope) {
 		return httpapi.ScopeRequired(string(scope))
 	}
-	return a.limit(w, r, p)
+	a.LastUsed.Count(p.ShopID, p.TokenID, a.cfg.Now())
+	return nil
 }
 
-// limit applies the token's rate limit and sets the headers.
+// limit applies the token's rate limit and, when it admits the request,
+// counts it in the token's usage: a request refused for its plan, its
+// scope or the rate limit (403, 429) is not counted.
 func (a *Authenticator) limit(w http.ResponseWriter, r *http.Request, p Principal) error {
+	if err := a.throttle(w, r, p); err != nil {
+		return err
+	}
+	a.LastUsed.Count(p.ShopID, p.TokenID, a.cfg.Now())
+	return nil
+}
+
+// throttle applies the token's rate limit and sets the rate-limit headers;
+// it returns the 429 when the limit is reached.
+func (a *Authenticator) throttle(w http.ResponseWriter, r *http.Request, p Principal) error {
 	if a.cfg.Limits == nil {
 		return nil
 	}
-	lim := a.cfg.Default
-	if l, ok := a.cfg.Plans.For(p.Plan); ok {
-		lim = l
-	}
+	lim := a.planLimit(p.Plan)
 	d, err := a.cfg.Limits.Allow(r.Context(), "tok:"+p.TokenID, lim)
 	if err != nil {
 		return err
@@ -344,6 +362,23 @@ func (a *Authenticator) limit(w http.ResponseWriter, r *http.Request, p Principa
 		return httpapi.RateLimited(d.RetryAfter)
 	}
 	return nil
+}
+
+func (a *Authenticator) planLimit(plan domain.Plan) limits.Limit {
+	if l, ok := a.cfg.Plans.For(plan); ok {
+		return l
+	}
+	return a.cfg.Default
+}
+
+// PlanLimit returns the rate limit each token of a shop on plan gets, and
+// false when none applies: no limiter is configured, or the plan has no
+// admin API access (its tokens are refused before any limit).
+func (a *Authenticator) PlanLimit(plan domain.Plan) (limits.Limit, bool) {
+	if a.cfg.Limits == nil || !plan.HasAPIAccess() {
+		return limits.Limit{}, false
+	}
+	return a.planLimit(plan), true
 }
 
 func (a *Authenticator) waitForPosition(r *http.Request) error {

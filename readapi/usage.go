@@ -3,7 +3,10 @@ package readapi
 import (
 	"context"
 	"net/http"
+	"net/url"
+	"slices"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gorilla/mux"
 
@@ -17,14 +20,30 @@ type ShopPlans interface {
 	ShopPlan(ctx context.Context, shopID string) (domain.Plan, error)
 }
 
-// Usage serves GET /api/v1/usage: the shop's billing period, its AI credit
+// TokenNames finds the name an admin token was issued with.
+type TokenNames interface {
+	TokenName(ctx context.Context, tokenID string) (string, error)
+}
+
+// UsageConfig configures the usage handler.
+type UsageConfig struct {
+	// Auth authenticates, and its LastUsed holds the request counts not
+	// yet saved; PlanLimit gives the rate limit of a plan.
+	Auth *auth.Authenticator
+	Keys auth.ImageKeyFinder
+	// Uses reads the saved request counts and last uses (lastuse.db).
+	Uses    auth.UseReader
+	Plans   ShopPlans
+	Tokens  TokenNames
+	Credits map[domain.Plan]int
+	Now     func() time.Time
+}
+
+// Usage serves GET /api/v1/usage: the shop's billing period, the admin API
+// requests of each of its tokens in it, its rate limit, its AI credit
 // budget and the image operations counted against it.
 type Usage struct {
-	auth    *auth.Authenticator
-	keys    auth.ImageKeyFinder
-	plans   ShopPlans
-	credits map[domain.Plan]int
-	now     func() time.Time
+	cfg UsageConfig
 }
 
 // DefaultAICredits is the monthly AI credit budget per plan (DESIGN.md §7).
@@ -36,41 +55,199 @@ func DefaultAICredits() map[domain.Plan]int {
 }
 
 // NewUsage returns the usage handler.
-func NewUsage(a *auth.Authenticator, keys auth.ImageKeyFinder, plans ShopPlans, credits map[domain.Plan]int, now func() time.Time) *Usage {
-	return &Usage{auth: a, keys: keys, plans: plans, credits: credits, now: now}
+func NewUsage(cfg UsageConfig) *Usage {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Usage{cfg: cfg}
 }
 
 // Routes registers GET /api/v1/usage: any admin token, or an image-API key
 // with usage:read.
 func (u *Usage) Routes(r *mux.Router) {
-	r.Handle("/api/v1/usage", httpapi.Stable(u.auth.RequireImageKeyOrToken(u.keys, domain.ImageScopeUsageRead, http.HandlerFunc(u.handleUsage)))).Methods(http.MethodGet)
+	r.Handle("/api/v1/usage", httpapi.Stable(u.cfg.Auth.RequireImageKeyOrToken(u.cfg.Keys, domain.ImageScopeUsageRead, http.HandlerFunc(u.handleUsage)))).Methods(http.MethodGet)
+}
+
+// FilterPeriod is the query parameter choosing a past billing period.
+const FilterPeriod = "filter[period]"
+
+// firstPeriod is the earliest billing period filter[period] accepts.
+const firstPeriod auth.Period = 200001
+
+// ParseUsagePeriod parses the value of filter[period]: a month YYYY-MM
+// from 2000-01 to the month holding now (UTC). Anything else is a 400
+// invalid_parameter naming filter[period].
+func ParseUsagePeriod(v string, now time.Time) (auth.Period, error) {
+	bad := func(msg string) (auth.Period, error) { return 0, httpapi.InvalidParameter(FilterPeriod, msg) }
+	if len(v) != 7 || v[4] != '-' {
+		return bad("the period must be a month YYYY-MM")
+	}
+	n := 0
+	for i, c := range []byte(v) {
+		if i == 4 {
+			continue
+		}
+		if c < '0' || c > '9' {
+			return bad("the period must be a month YYYY-MM")
+		}
+		n = n*10 + int(c-'0')
+	}
+	p := auth.Period(n)
+	if month := n % 100; month < 1 || month > 12 {
+		return bad("the month must be from 01 to 12")
+	}
+	if p < firstPeriod {
+		return bad("the period must not be before 2000-01")
+	}
+	if p > auth.PeriodOf(now) {
+		return bad("the period must not be after the current month")
+	}
+	return p, nil
+}
+
+// usagePeriod reads the query: filter[period] once at most, nothing else.
+func usagePeriod(r *http.Request, now time.Time) (auth.Period, error) {
+	values, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return 0, httpapi.InvalidParameter("query", "the query string is malformed")
+	}
+	keys := make([]string, 0, len(values))
+	for k := range values {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys) // the same error for the same query every time
+	period := auth.PeriodOf(now)
+	for _, key := range keys {
+		vs := values[key]
+		if key != FilterPeriod {
+			return 0, httpapi.InvalidParameter(clipKey(key), "unknown query parameter; allowed: "+FilterPeriod)
+		}
+		if len(vs) != 1 {
+			return 0, httpapi.InvalidParameter(FilterPeriod, "the parameter is given more than once")
+		}
+		if period, err = ParseUsagePeriod(vs[0], now); err != nil {
+			return 0, err
+		}
+	}
+	return period, nil
+}
+
+// clipKey shortens a client's parameter name before it is echoed.
+func clipKey(s string) string {
+	const maxLen = 64
+	if len(s) <= maxLen {
+		return s
+	}
+	s = s[:maxLen]
+	for !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s + "…"
+}
+
+type usageAttributes struct {
+	Plan            domain.Plan     `json:"plan"`
+	Period          string          `json:"period"`
+	PeriodStart     time.Time       `json:"period_start"`
+	PeriodEnd       time.Time       `json:"period_end"`
+	APIRequests     apiRequests     `json:"api_requests"`
+	RateLimit       rateLimit       `json:"rate_limit"`
+	AICredits       quota           `json:"ai_credits"`
+	ImageOperations imageOperations `json:"image_operations"`
+}
+
+type apiRequests struct {
+	Total   int64          `json:"total"`
+	ByToken []tokenRequest `json:"by_token"`
+}
+
+type tokenRequest struct {
+	TokenID    string     `json:"token_id"`
+	Name       string     `json:"name"`
+	Requests   int64      `json:"requests"`
+	LastUsedAt *time.Time `json:"last_used_at"`
+}
+
+type rateLimit struct {
+	// RequestsPerMinute is per token; nil when no limit applies.
+	RequestsPerMinute *int64 `json:"requests_per_minute"`
+}
+
+type quota struct {
+	Quota     int `json:"quota"`
+	Used      int `json:"used"`
+	Remaining int `json:"remaining"`
+}
+
+type imageOperations struct {
+	BackgroundRemovals int `json:"background_removals"`
+	Upscales           int `json:"upscales"`
+	LifestyleScenes    int `json:"lifestyle_scenes"`
+	Total              int `json:"total"`
 }
 
 func (u *Usage) handleUsage(w http.ResponseWriter, r *http.Request) {
 	shop := ""
 	if p, ok := auth.FromContext(r.Context()); ok {
+		if p.Master {
+			// A master token belongs to an account and reads no shop's data.
+			httpapi.WriteError(w, r, httpapi.ScopeRequired("shop token"))
+			return
+		}
 		shop = p.ShopID
 	} else if k, ok := auth.ImageKeyFromContext(r.Context()); ok {
 		shop = k.ShopID
 	}
-	plan, err := u.plans.ShopPlan(r.Context(), shop)
+	period, err := usagePeriod(r, u.cfg.Now())
 	if err != nil {
 		httpapi.WriteError(w, r, err)
 		return
 	}
-	now := u.now().UTC()
-	start := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
-	quota := u.credits[plan]
+	plan, err := u.cfg.Plans.ShopPlan(r.Context(), shop)
+	if err != nil {
+		httpapi.WriteError(w, r, err)
+		return
+	}
+	requests, err := u.requests(r.Context(), shop, period)
+	if err != nil {
+		httpapi.WriteError(w, r, err)
+		return
+	}
+	attrs := usageAttributes{Plan: plan, Period: period.String(), PeriodStart: period.Start(), PeriodEnd: period.End(),
+		APIRequests: requests}
+	if lim, ok := u.cfg.Auth.PlanLimit(plan); ok {
+		if lim, err := lim.Normalize(); err == nil {
+			perMinute := int64(lim.Rate) * int64(time.Minute) / int64(lim.Period)
+			attrs.RateLimit.RequestsPerMinute = &perMinute
+		}
+	}
 	// No image operation has been recorded yet (they arrive with the image
-	// operations endpoints); the counts are what the log holds: zero.
-	used := 0
-	httpapi.WriteResource(w, r, http.StatusOK, httpapi.Resource{ID: shop, Type: "usage", Attributes: map[string]any{
-		"plan":         plan,
-		"period_start": start,
-		"period_end":   start.AddDate(0, 1, 0),
-		"ai_credits":   map[string]any{"quota": quota, "used": used, "remaining": quota - used},
-		"image_operations": map[string]any{
-			"background_removals": 0, "upscales": 0, "lifestyle_scenes": 0, "total": 0,
-		},
-	}})
+	// operations endpoints); the counts are what the log holds: zero. The
+	// quota is the current plan's, whatever the period.
+	q := u.cfg.Credits[plan]
+	attrs.AICredits = quota{Quota: q, Used: 0, Remaining: q}
+	httpapi.WriteResource(w, r, http.StatusOK, httpapi.Resource{ID: shop, Type: "usage", Attributes: attrs})
+}
+
+// requests is the shop's admin API requests in period, per token.
+func (u *Usage) requests(ctx context.Context, shop string, period auth.Period) (apiRequests, error) {
+	tokens, err := u.cfg.Auth.LastUsed.ShopUsage(ctx, u.cfg.Uses, shop, period)
+	if err != nil {
+		return apiRequests{}, err
+	}
+	out := apiRequests{ByToken: make([]tokenRequest, 0, len(tokens))}
+	for _, t := range tokens {
+		name, err := u.cfg.Tokens.TokenName(ctx, t.TokenID)
+		if err != nil && domain.ErrorCode(err) != domain.CodeNotFound {
+			return apiRequests{}, err
+		}
+		tr := tokenRequest{TokenID: t.TokenID, Name: name, Requests: t.Requests}
+		if !t.LastUsedAt.IsZero() {
+			at := t.LastUsedAt.UTC()
+			tr.LastUsedAt = &at
+		}
+		out.Total += t.Requests
+		out.ByToken = append(out.ByToken, tr)
+	}
+	return out, nil
 }

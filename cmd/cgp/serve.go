@@ -162,7 +162,8 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 	mountJourneys(a, r, idem)
 	mountIntelligence(a, r, idem)
 	writeapi.NewAPIKeys(core.Commands, authn, idem, directory{a.Tenancy}, time.Now).Routes(r)
-	readapi.NewUsage(authn, imageKeyFinder{a.Tenancy}, directory{a.Tenancy}, readapi.DefaultAICredits(), time.Now).Routes(r)
+	readapi.NewUsage(readapi.UsageConfig{Auth: authn, Keys: imageKeyFinder{a.Tenancy}, Uses: a.LastUse, Plans: directory{a.Tenancy},
+		Tokens: directory{a.Tenancy}, Credits: readapi.DefaultAICredits(), Now: time.Now}).Routes(r)
 	ingest.NewCommerce(shops, core.Commands, cfg.MaxWebhookBody).Routes(r)
 	mountMessaging(a, cfg, r)
 	mountMarketplaces(a, cfg, r)
@@ -187,7 +188,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener, grace time.Duration) e
 	go func() {
 		defer close(usesDone)
 		a.Auth.LastUsed.Run(runCtx, a.LastUse, 5*time.Second, func(err error) {
-			a.Logger.Warn().Err(err).Msg("saving token last-use times")
+			a.Logger.Warn().Err(err).Msg("saving token last-use times and request counts")
 		})
 	}()
 	srv.OnShutdown(func(context.Context) error {
