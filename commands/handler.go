@@ -35,6 +35,9 @@ import (
 //   - CreateProduct, UpdateProduct, AdjustInventory (admin API, catalog.go)
 //   - CreateAudience, CreateCampaign, LaunchCampaign (campaign.go)
 //   - CreateJourney, EnrollInJourney (the enrollment reactor, journey.go)
+//   - PauseCampaign, ResumeCampaign, PauseJourney, ResumeJourney (admin
+//     API), ApplyTemplateToCampaign, ApplyTemplateToJourney (the template
+//     reactor, pause.go)
 //   - RecordKeywordRankings, StartDecisionRun, CompleteDecisionRun,
 //     FailDecisionRun (intelligence.go)
 //

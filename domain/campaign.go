@@ -12,6 +12,9 @@ func campaignEvents() []EventSpec {
 		{Name: "AudienceCreated", Version: 1, New: func() Event { return &AudienceCreated{} }},
 		{Name: "CampaignCreated", Version: 1, New: func() Event { return &CampaignCreated{} }},
 		{Name: "CampaignLaunched", Version: 1, New: func() Event { return &CampaignLaunched{} }},
+		{Name: "CampaignPaused", Version: 1, New: func() Event { return &CampaignPaused{} }},
+		{Name: "CampaignResumed", Version: 1, New: func() Event { return &CampaignResumed{} }},
+		{Name: "CampaignApprovalGranted", Version: 1, New: func() Event { return &CampaignApprovalGranted{} }},
 	}
 }
 
@@ -166,10 +169,14 @@ type CampaignLaunched struct {
 func (CampaignLaunched) EventType() string { return "CampaignLaunched" }
 
 // Campaign is the campaign aggregate: its shop, channel, template and
-// status.
+// status; while paused, the status it was paused from, why, and the
+// template that paused it (when one did).
 type Campaign struct {
 	ShopID, Channel, TemplateID, Status string
 	Exists                              bool
+	PausedFrom, PausedReason, PausedBy  string
+	// handled holds the template events the campaign reacted to.
+	handled map[string]bool
 }
 
 // Apply folds an event into the campaign.
@@ -179,7 +186,26 @@ func (c *Campaign) Apply(e Event) {
 		c.ShopID, c.Channel, c.TemplateID, c.Status, c.Exists = ev.ShopID, ev.Channel, ev.TemplateID, CampaignStatusDraft, true
 	case *CampaignLaunched:
 		c.Status = ev.Status
+	case *CampaignPaused:
+		c.Status, c.PausedFrom, c.PausedReason, c.PausedBy = CampaignStatusPaused, ev.PreviousStatus, ev.Reason, ev.TemplateID
+		c.handle(ev.TemplateEventID)
+	case *CampaignResumed:
+		c.Status, c.PausedFrom, c.PausedReason, c.PausedBy = ev.Status, "", "", ""
+		c.handle(ev.TemplateEventID)
+	case *CampaignApprovalGranted:
+		c.Status = ev.Status
+		c.handle(ev.TemplateEventID)
 	}
+}
+
+func (c *Campaign) handle(templateEventID string) {
+	if templateEventID == "" {
+		return
+	}
+	if c.handled == nil {
+		c.handled = map[string]bool{}
+	}
+	c.handled[templateEventID] = true
 }
 
 // CampaignDraft is what a merchant sends to create a campaign.
@@ -243,4 +269,192 @@ func (c *Campaign) Launch(shopID, campaignID string, templateApproved bool, now 
 		status = CampaignStatusAwaitingApproval
 	}
 	return &CampaignLaunched{CampaignID: campaignID, ShopID: shopID, Status: status, LaunchedAt: now.UTC()}, nil
+}
+
+// Pause reasons: a merchant's pause, or a reaction to the campaign's (or
+// journey's) message template being paused or rejected.
+const (
+	PauseManual           = "manual"
+	PauseTemplatePaused   = "template_paused"
+	PauseTemplateRejected = "template_rejected"
+)
+
+// Resume reasons: a merchant's resume, or the template that paused the
+// campaign or journey approved again.
+const (
+	ResumeManual           = "manual"
+	ResumeTemplateApproved = "template_approved"
+)
+
+// PauseReasons lists every pause reason.
+func PauseReasons() []string {
+	return []string{PauseManual, PauseTemplatePaused, PauseTemplateRejected}
+}
+
+// TemplateChange is a message template's new state as the template
+// reactor hands it to a campaign or a journey: the template's id and
+// name, its state (TemplateApproved, TemplatePaused, TemplateRejected or
+// another value, which changes nothing) and the id of the template event,
+// which makes the reaction happen once however often the event is
+// delivered.
+type TemplateChange struct {
+	TemplateID, Name, State, EventID string
+}
+
+// pauseReason is the pause reason a template state gives ("" for none).
+func (t TemplateChange) pauseReason() string {
+	switch t.State {
+	case TemplatePaused:
+		return PauseTemplatePaused
+	case TemplateRejected:
+		return PauseTemplateRejected
+	}
+	return ""
+}
+
+// autoPaused tells whether a pause of reason by template was the
+// reaction to template's events (not a merchant's pause).
+func autoPaused(reason, by, template string) bool {
+	return (reason == PauseTemplatePaused || reason == PauseTemplateRejected) && by == template
+}
+
+// CampaignPaused: a launched campaign was paused, by its merchant
+// (Reason manual) or because its message template was paused or rejected
+// (Reason template_paused or template_rejected, with the template and the
+// template event). PreviousStatus is the status it was paused from.
+type CampaignPaused struct {
+	CampaignID      string    `json:"campaign_id"`
+	ShopID          string    `json:"shop_id"`
+	Reason          string    `json:"reason"`
+	TemplateID      string    `json:"template_id,omitempty"`
+	TemplateEventID string    `json:"template_event_id,omitempty"`
+	PreviousStatus  string    `json:"previous_status"`
+	PausedAt        time.Time `json:"paused_at"`
+}
+
+// EventType implements Event.
+func (CampaignPaused) EventType() string { return "CampaignPaused" }
+
+// CampaignResumed: a paused campaign was resumed, by its merchant (Reason
+// manual) or because the template that paused it was approved (Reason
+// template_approved). Status is where it went: back to the status it was
+// paused from, except that a WhatsApp campaign whose template is not
+// approved goes to awaiting_approval, and one paused while awaiting
+// approval whose template is approved goes to sending.
+type CampaignResumed struct {
+	CampaignID      string    `json:"campaign_id"`
+	ShopID          string    `json:"shop_id"`
+	Reason          string    `json:"reason"`
+	TemplateID      string    `json:"template_id,omitempty"`
+	TemplateEventID string    `json:"template_event_id,omitempty"`
+	Status          string    `json:"status"`
+	ResumedAt       time.Time `json:"resumed_at"`
+}
+
+// EventType implements Event.
+func (CampaignResumed) EventType() string { return "CampaignResumed" }
+
+// CampaignApprovalGranted: the message template of a campaign awaiting
+// approval was approved, so the campaign was unblocked (Status sending).
+// It is its own event rather than a CampaignResumed because the campaign
+// was never paused: it was launched before its template was approved.
+type CampaignApprovalGranted struct {
+	CampaignID      string    `json:"campaign_id"`
+	ShopID          string    `json:"shop_id"`
+	TemplateID      string    `json:"template_id"`
+	TemplateEventID string    `json:"template_event_id"`
+	Status          string    `json:"status"`
+	GrantedAt       time.Time `json:"granted_at"`
+}
+
+// EventType implements Event.
+func (CampaignApprovalGranted) EventType() string { return "CampaignApprovalGranted" }
+
+// pausableCampaign tells whether a campaign of status may be paused: launched and
+// not finished.
+func pausableCampaign(status string) bool {
+	return status == CampaignStatusScheduled || status == CampaignStatusSending || status == CampaignStatusAwaitingApproval
+}
+
+// resumeStatus is the status a paused campaign resumes to: awaiting_approval
+// for a WhatsApp campaign whose template is not approved, else the status
+// it was paused from (scheduled or sending; a campaign paused while
+// awaiting approval now sends).
+func (c *Campaign) resumeStatus(templateApproved bool) string {
+	switch {
+	case c.Channel == ChannelWhatsApp && !templateApproved:
+		return CampaignStatusAwaitingApproval
+	case c.PausedFrom == CampaignStatusScheduled:
+		return CampaignStatusScheduled
+	}
+	return CampaignStatusSending
+}
+
+// Pause decides a merchant's pause of a campaign: only a scheduled,
+// sending or awaiting_approval campaign can be paused; pausing a paused,
+// draft, completed or cancelled one is a conflict. A campaign of another
+// shop is not found.
+func (c *Campaign) Pause(shopID, campaignID string, now time.Time) (*CampaignPaused, error) {
+	if !c.Exists || c.ShopID != shopID {
+		return nil, NotFound("campaign")
+	}
+	switch {
+	case c.Status == CampaignStatusPaused:
+		return nil, Conflict("the campaign is already paused")
+	case !pausableCampaign(c.Status):
+		return nil, Conflict("a %s campaign cannot be paused", c.Status)
+	}
+	return &CampaignPaused{CampaignID: campaignID, ShopID: shopID, Reason: PauseManual, PreviousStatus: c.Status, PausedAt: now.UTC()}, nil
+}
+
+// Resume decides a merchant's resume of a paused campaign (whatever
+// paused it). templateApproved says whether the campaign's template was
+// approved when the caller looked (ignored for e-mail): when it was not,
+// the campaign goes to awaiting_approval and the template's approval
+// unblocks it. Resuming a campaign that is not paused is a conflict.
+func (c *Campaign) Resume(shopID, campaignID string, templateApproved bool, now time.Time) (*CampaignResumed, error) {
+	if !c.Exists || c.ShopID != shopID {
+		return nil, NotFound("campaign")
+	}
+	if c.Status != CampaignStatusPaused {
+		return nil, Conflict("only a paused campaign can be resumed (status %s)", c.Status)
+	}
+	return &CampaignResumed{CampaignID: campaignID, ShopID: shopID, Reason: ResumeManual, Status: c.resumeStatus(templateApproved),
+		ResumedAt: now.UTC()}, nil
+}
+
+// ReactToTemplate decides what a change of the campaign's message
+// template does to it; nil when nothing: the campaign does not use the
+// template, the template event was handled already, or the state does not
+// apply. A paused or rejected template pauses a scheduled, sending or
+// awaiting_approval campaign; an approved one resumes a campaign that
+// this template paused (never one the merchant paused) and unblocks one
+// awaiting approval.
+func (c *Campaign) ReactToTemplate(shopID, campaignID string, t TemplateChange, now time.Time) (Event, error) {
+	if !c.Exists || c.ShopID != shopID {
+		return nil, NotFound("campaign")
+	}
+	if t.EventID == "" || c.Channel != ChannelWhatsApp || c.TemplateID != t.TemplateID || c.handled[t.EventID] {
+		return nil, nil
+	}
+	at := now.UTC()
+	if reason := t.pauseReason(); reason != "" {
+		if !pausableCampaign(c.Status) {
+			return nil, nil
+		}
+		return &CampaignPaused{CampaignID: campaignID, ShopID: shopID, Reason: reason, TemplateID: t.TemplateID,
+			TemplateEventID: t.EventID, PreviousStatus: c.Status, PausedAt: at}, nil
+	}
+	if t.State != TemplateApproved {
+		return nil, nil
+	}
+	switch {
+	case c.Status == CampaignStatusPaused && autoPaused(c.PausedReason, c.PausedBy, t.TemplateID):
+		return &CampaignResumed{CampaignID: campaignID, ShopID: shopID, Reason: ResumeTemplateApproved, TemplateID: t.TemplateID,
+			TemplateEventID: t.EventID, Status: c.resumeStatus(true), ResumedAt: at}, nil
+	case c.Status == CampaignStatusAwaitingApproval:
+		return &CampaignApprovalGranted{CampaignID: campaignID, ShopID: shopID, TemplateID: t.TemplateID, TemplateEventID: t.EventID,
+			Status: CampaignStatusSending, GrantedAt: at}, nil
+	}
+	return nil, nil
 }

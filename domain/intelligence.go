@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"errors"
 	"math"
 	"strings"
 	"time"
@@ -45,6 +46,27 @@ func KeywordStream(id string) string { return "seo_keyword-" + id }
 
 // DecisionRunStream is the stream of one decision-intelligence run.
 func DecisionRunStream(id string) string { return "decision_run-" + id }
+
+// Triggers of a decision-intelligence run.
+const (
+	TriggerCLI      = "cli"      // cgp di run, on demand
+	TriggerSchedule = "schedule" // the daily run of the shop
+)
+
+// RunDayLayout is the layout of the UTC calendar day of a scheduled run.
+const RunDayLayout = "2006-01-02"
+
+// ScheduledRunID derives the id of a shop's scheduled run of a UTC day
+// (YYYY-MM-DD): every server, and every attempt after a restart, names the
+// day's run alike, so the log records it once.
+func ScheduledRunID(shopID, day string) string {
+	return IDFromExternal(PrefixDecisionRun, "decision_run_schedule", shopID, day)
+}
+
+// ErrRunStarted is the cause of the conflict returned when a shop's
+// scheduled run of a day is already recorded (by another server, or before
+// a restart).
+var ErrRunStarted = errors.New("the scheduled decision run of the day is already started")
 
 // NormalizeKeyword trims a search keyword, collapses its inner white space
 // and lower-cases it: search engines treat keywords case-insensitively.
@@ -203,17 +225,20 @@ type DecisionRunFailed struct {
 // EventType implements Event.
 func (DecisionRunFailed) EventType() string { return "DecisionRunFailed" }
 
-// DecisionRun is the aggregate of a run: its status.
+// DecisionRun is the aggregate of a run: its status ("" when the run
+// does not exist), trigger and start.
 type DecisionRun struct {
-	ShopID string
-	Status string
+	ShopID    string
+	Status    string
+	Trigger   string
+	StartedAt time.Time
 }
 
 // Apply folds an event.
 func (r *DecisionRun) Apply(e Event) {
 	switch ev := e.(type) {
 	case *DecisionRunStarted:
-		r.ShopID, r.Status = ev.ShopID, RunRunning
+		r.ShopID, r.Status, r.Trigger, r.StartedAt = ev.ShopID, RunRunning, ev.Trigger, ev.StartedAt
 	case *DecisionRunCompleted:
 		r.Status = RunCompleted
 	case *DecisionRunFailed:

@@ -12,6 +12,8 @@ func journeyEvents() []EventSpec {
 	return []EventSpec{
 		{Name: "JourneyCreated", Version: 1, New: func() Event { return &JourneyCreated{} }},
 		{Name: "JourneyEnrollmentStarted", Version: 1, New: func() Event { return &JourneyEnrollmentStarted{} }},
+		{Name: "JourneyPaused", Version: 1, New: func() Event { return &JourneyPaused{} }},
+		{Name: "JourneyResumed", Version: 1, New: func() Event { return &JourneyResumed{} }},
 	}
 }
 
@@ -232,4 +234,140 @@ func (a *JourneyEnrollments) Enroll(in Enrollment, now time.Time) (*JourneyEnrol
 		JourneyID:    in.JourneyID, ShopID: in.ShopID, CustomerID: in.CustomerID,
 		TriggerEventID: in.TriggerEventID, TriggerTopic: in.TriggerTopic, EnrolledAt: now.UTC(),
 	}, nil
+}
+
+// JourneyPaused: an active journey was paused, by its merchant (Reason
+// manual) or because a message template of its WhatsApp steps was paused
+// or rejected (Reason template_paused or template_rejected, with the
+// template and the template event). A paused journey enrolls nobody.
+type JourneyPaused struct {
+	JourneyID       string    `json:"journey_id"`
+	ShopID          string    `json:"shop_id"`
+	Reason          string    `json:"reason"`
+	TemplateID      string    `json:"template_id,omitempty"`
+	TemplateEventID string    `json:"template_event_id,omitempty"`
+	PausedAt        time.Time `json:"paused_at"`
+}
+
+// EventType implements Event.
+func (JourneyPaused) EventType() string { return "JourneyPaused" }
+
+// JourneyResumed: a paused journey is active again, by its merchant
+// (Reason manual) or because the template that paused it was approved
+// (Reason template_approved).
+type JourneyResumed struct {
+	JourneyID       string    `json:"journey_id"`
+	ShopID          string    `json:"shop_id"`
+	Reason          string    `json:"reason"`
+	TemplateID      string    `json:"template_id,omitempty"`
+	TemplateEventID string    `json:"template_event_id,omitempty"`
+	ResumedAt       time.Time `json:"resumed_at"`
+}
+
+// EventType implements Event.
+func (JourneyResumed) EventType() string { return "JourneyResumed" }
+
+// Journey is the journey aggregate: its shop, steps and status; while
+// paused, why and the template that paused it (when one did).
+type Journey struct {
+	ShopID, Status         string
+	Steps                  []JourneyStep
+	Exists                 bool
+	PausedReason, PausedBy string
+	// handled holds the template events the journey reacted to.
+	handled map[string]bool
+}
+
+// Apply folds an event into the journey.
+func (j *Journey) Apply(e Event) {
+	switch ev := e.(type) {
+	case *JourneyCreated:
+		j.ShopID, j.Status, j.Steps, j.Exists = ev.ShopID, ev.Status, ev.Steps, true
+	case *JourneyPaused:
+		j.Status, j.PausedReason, j.PausedBy = JourneyStatusPaused, ev.Reason, ev.TemplateID
+		j.handle(ev.TemplateEventID)
+	case *JourneyResumed:
+		j.Status, j.PausedReason, j.PausedBy = JourneyStatusActive, "", ""
+		j.handle(ev.TemplateEventID)
+	}
+}
+
+func (j *Journey) handle(templateEventID string) {
+	if templateEventID == "" {
+		return
+	}
+	if j.handled == nil {
+		j.handled = map[string]bool{}
+	}
+	j.handled[templateEventID] = true
+}
+
+// UsesTemplate tells whether a WhatsApp step of the journey sends the
+// template: steps name a template by its name, or by its id.
+func (j *Journey) UsesTemplate(templateID, name string) bool {
+	for _, s := range j.Steps {
+		if s.Type == StepSendMessage && s.Channel == ChannelWhatsApp && s.Template != "" &&
+			(s.Template == templateID || (name != "" && s.Template == name)) {
+			return true
+		}
+	}
+	return false
+}
+
+// Pause decides a merchant's pause of a journey: only an active journey
+// can be paused; pausing a paused, draft or archived one is a conflict.
+// A journey of another shop is not found.
+func (j *Journey) Pause(shopID, journeyID string, now time.Time) (*JourneyPaused, error) {
+	if !j.Exists || j.ShopID != shopID {
+		return nil, NotFound("journey")
+	}
+	switch j.Status {
+	case JourneyStatusActive:
+	case JourneyStatusPaused:
+		return nil, Conflict("the journey is already paused")
+	default:
+		return nil, Conflict("a %s journey cannot be paused", j.Status)
+	}
+	return &JourneyPaused{JourneyID: journeyID, ShopID: shopID, Reason: PauseManual, PausedAt: now.UTC()}, nil
+}
+
+// Resume decides a merchant's resume of a paused journey (whatever paused
+// it): it is active again, even when a template that paused it is still
+// paused (the merchant decides; the template's next pause pauses it
+// again). Resuming a journey that is not paused is a conflict.
+func (j *Journey) Resume(shopID, journeyID string, now time.Time) (*JourneyResumed, error) {
+	if !j.Exists || j.ShopID != shopID {
+		return nil, NotFound("journey")
+	}
+	if j.Status != JourneyStatusPaused {
+		return nil, Conflict("only a paused journey can be resumed (status %s)", j.Status)
+	}
+	return &JourneyResumed{JourneyID: journeyID, ShopID: shopID, Reason: ResumeManual, ResumedAt: now.UTC()}, nil
+}
+
+// ReactToTemplate decides what a change of a message template does to the
+// journey; nil when nothing: no WhatsApp step uses the template, the
+// template event was handled already, or the state does not apply. A
+// paused or rejected template pauses an active journey; an approved one
+// resumes a journey that this template paused (never one the merchant
+// paused).
+func (j *Journey) ReactToTemplate(shopID, journeyID string, t TemplateChange, now time.Time) (Event, error) {
+	if !j.Exists || j.ShopID != shopID {
+		return nil, NotFound("journey")
+	}
+	if t.EventID == "" || j.handled[t.EventID] || !j.UsesTemplate(t.TemplateID, t.Name) {
+		return nil, nil
+	}
+	if reason := t.pauseReason(); reason != "" {
+		if j.Status != JourneyStatusActive {
+			return nil, nil
+		}
+		return &JourneyPaused{JourneyID: journeyID, ShopID: shopID, Reason: reason, TemplateID: t.TemplateID,
+			TemplateEventID: t.EventID, PausedAt: now.UTC()}, nil
+	}
+	if t.State == TemplateApproved && j.Status == JourneyStatusPaused && autoPaused(j.PausedReason, j.PausedBy, t.TemplateID) {
+		return &JourneyResumed{JourneyID: journeyID, ShopID: shopID, Reason: ResumeTemplateApproved, TemplateID: t.TemplateID,
+			TemplateEventID: t.EventID, ResumedAt: now.UTC()}, nil
+	}
+	return nil, nil
 }

@@ -505,11 +505,11 @@ type TemplateStatus struct {
 // WhatsAppTemplateStatusUpdated: the platform approved, rejected or paused
 // a message template (or reported another template event, kept as sent).
 //
-// The specification's consequences of PAUSED and REJECTED (a P1 anomaly,
-// every campaign and journey using the template auto-paused, the merchant
-// notified) and of APPROVED (waiting campaigns unblocked, paused ones
-// resumed) belong to a reactor on this event, which the campaigns issue
-// adds.
+// The specification's consequences of PAUSED and REJECTED (every campaign
+// and journey using the template auto-paused) and of APPROVED (waiting
+// campaigns unblocked, paused ones resumed) are the template reactor's
+// (projections/templateholds); the P1 anomaly and the merchant's
+// notifications are not raised yet.
 type WhatsAppTemplateStatusUpdated struct {
 	ShopID            string    `json:"shop_id"`
 	BusinessAccountID string    `json:"business_account_id"`

@@ -13,6 +13,7 @@ import (
 	"github.com/cgp-platform/cgp/projections/commerce"
 	"github.com/cgp-platform/cgp/projections/customers"
 	intelrm "github.com/cgp-platform/cgp/projections/intelligence"
+	"github.com/cgp-platform/cgp/projections/journeys"
 )
 
 // Defaults of a decision-intelligence run.
@@ -28,6 +29,7 @@ const (
 	// DefaultTopN bounds the items of a recommendation.
 	DefaultTopN = 10
 	pageSize    = 100
+	failTimeout = 10 * time.Second
 )
 
 // Runner runs decision-intelligence for a shop: it reads the customers
@@ -43,9 +45,12 @@ type Runner struct {
 	// a paused or rejected template.
 	Campaigns *campaigns.Queries
 	Templates TemplateStates
-	Now       func() time.Time // time.Now when nil
-	LeadTime  time.Duration    // DefaultLeadTime when 0
-	TopN      int              // DefaultTopN when 0
+	// Journeys, when set, adds the journeys paused by a paused or
+	// rejected template.
+	Journeys *journeys.Queries
+	Now      func() time.Time // time.Now when nil
+	LeadTime time.Duration    // DefaultLeadTime when 0
+	TopN     int              // DefaultTopN when 0
 }
 
 // Outcome is what a run recorded.
@@ -60,15 +65,36 @@ type Outcome struct {
 // the read models fails the run is recorded as failed and the error is
 // returned.
 func (r *Runner) Run(ctx context.Context, shop, trigger string, meta commands.Meta) (Outcome, error) {
-	res, _, err := r.Commands.StartDecisionRun(ctx, commands.StartDecisionRun{ShopID: shop, Trigger: trigger}, meta)
+	return r.run(ctx, commands.StartDecisionRun{ShopID: shop, Trigger: trigger}, meta)
+}
+
+// RunDay runs the shop's scheduled run of a UTC day (YYYY-MM-DD), trigger
+// schedule, under the day's deterministic run id. When the day's run is
+// already recorded (another server, an earlier attempt) nothing is
+// computed or recorded and the error is a conflict whose cause is
+// domain.ErrRunStarted; the outcome then holds the day's run id.
+func (r *Runner) RunDay(ctx context.Context, shop, day string, meta commands.Meta) (Outcome, error) {
+	return r.run(ctx, commands.StartDecisionRun{ShopID: shop, Trigger: domain.TriggerSchedule, Day: day}, meta)
+}
+
+func (r *Runner) run(ctx context.Context, start commands.StartDecisionRun, meta commands.Meta) (Outcome, error) {
+	shop := start.ShopID
+	res, _, err := r.Commands.StartDecisionRun(ctx, start, meta)
 	if err != nil {
-		return Outcome{}, err
+		return Outcome{RunID: res.ID}, err
 	}
 	out := Outcome{RunID: res.ID}
 	recs, err := r.recommend(ctx, shop)
 	if err != nil {
-		fres, ferr := r.Commands.FailDecisionRun(ctx, commands.FailDecisionRun{ShopID: shop, RunID: out.RunID,
-			Reason: "the read models could not be read"}, meta)
+		// The failure is recorded even when ctx ended (a run's time bound, a
+		// shutdown), so the run does not stay running.
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), failTimeout)
+		defer cancel()
+		reason := "the read models could not be read"
+		if ctx.Err() != nil {
+			reason = "the run was stopped: time bound reached or server shutting down"
+		}
+		fres, ferr := r.Commands.FailDecisionRun(fctx, commands.FailDecisionRun{ShopID: shop, RunID: out.RunID, Reason: reason}, meta)
 		out.Status, out.Position = domain.RunFailed, uint64(fres.Position)
 		if ferr != nil {
 			return out, fmt.Errorf("run %s: %w (and recording the failure: %v)", out.RunID, err, ferr)

@@ -52,6 +52,8 @@ func (c *Campaigns) Routes(r *mux.Router) {
 	write := func(scope domain.Scope, h http.HandlerFunc) http.Handler { return c.auth.Require(scope, c.idem(h)) }
 	r.Handle("/api/v1/campaigns", httpapi.Stable(write(ScopeCampaignsWrite, c.handleCampaignCreate))).Methods(http.MethodPost)
 	r.Handle("/api/v1/campaigns/{id}/launch", httpapi.Stable(write(ScopeCampaignsWrite, c.handleCampaignLaunch))).Methods(http.MethodPost)
+	r.Handle("/api/v1/campaigns/{id}/pause", httpapi.Beta(write(ScopeCampaignsWrite, c.handleCampaignPause))).Methods(http.MethodPost)
+	r.Handle("/api/v1/campaigns/{id}/resume", httpapi.Beta(write(ScopeCampaignsWrite, c.handleCampaignResume))).Methods(http.MethodPost)
 	r.Handle("/api/v1/audiences", httpapi.Beta(write(ScopeAudiencesWrite, c.handleAudienceCreate))).Methods(http.MethodPost)
 }
 
@@ -197,6 +199,54 @@ func (c *Campaigns) handleCampaignLaunch(w http.ResponseWriter, r *http.Request)
 		func(ctx context.Context) (*campaigns.Campaign, error) { return c.q.Campaign(ctx, p.ShopID, id) },
 		func(cam *campaigns.Campaign) {
 			cam.Status, cam.LaunchedAt, cam.UpdatedAt = ev.Status, ev.LaunchedAt, ev.LaunchedAt
+		},
+		readapi.CampaignResource)
+}
+
+// handleCampaignPause pauses a scheduled, sending or awaiting_approval
+// campaign (no body) and answers 200 with it, like a launch; any other
+// status is a 409 conflict.
+func (c *Campaigns) handleCampaignPause(w http.ResponseWriter, r *http.Request) {
+	p, _ := auth.FromContext(r.Context())
+	id := mux.Vars(r)["id"]
+	res, ev, err := c.cmds.PauseCampaign(r.Context(), commands.PauseCampaign{ShopID: p.ShopID, CampaignID: id}, meta(r, p))
+	if err != nil {
+		httpapi.WriteError(w, r, err)
+		return
+	}
+	readapi.ServeWritten(w, r, c.wait, campaigns.Name, res.Position, http.StatusOK,
+		func(ctx context.Context) (*campaigns.Campaign, error) { return c.q.Campaign(ctx, p.ShopID, id) },
+		func(cam *campaigns.Campaign) {
+			cam.Status, cam.PausedReason, cam.PausedAt, cam.UpdatedAt = domain.CampaignStatusPaused, ev.Reason, ev.PausedAt, ev.PausedAt
+		},
+		readapi.CampaignResource)
+}
+
+// handleCampaignResume resumes a paused campaign (no body). The
+// template's approval is read as at launch: a WhatsApp campaign whose
+// template is not approved resumes to awaiting_approval. A campaign that
+// is not paused is a 409 conflict.
+func (c *Campaigns) handleCampaignResume(w http.ResponseWriter, r *http.Request) {
+	p, _ := auth.FromContext(r.Context())
+	id := mux.Vars(r)["id"]
+	channel, templateID, err := c.cmds.CampaignTemplate(r.Context(), p.ShopID, id)
+	approved := false
+	if err == nil && channel == domain.ChannelWhatsApp {
+		approved, err = c.templates.TemplateApproved(r.Context(), p.ShopID, templateID)
+	}
+	var res commands.Result
+	var ev *domain.CampaignResumed
+	if err == nil {
+		res, ev, err = c.cmds.ResumeCampaign(r.Context(), commands.ResumeCampaign{ShopID: p.ShopID, CampaignID: id, TemplateApproved: approved}, meta(r, p))
+	}
+	if err != nil {
+		httpapi.WriteError(w, r, err)
+		return
+	}
+	readapi.ServeWritten(w, r, c.wait, campaigns.Name, res.Position, http.StatusOK,
+		func(ctx context.Context) (*campaigns.Campaign, error) { return c.q.Campaign(ctx, p.ShopID, id) },
+		func(cam *campaigns.Campaign) {
+			cam.Status, cam.PausedReason, cam.PausedAt, cam.UpdatedAt = ev.Status, "", time.Time{}, ev.ResumedAt
 		},
 		readapi.CampaignResource)
 }

@@ -1,8 +1,10 @@
 package writeapi
 
 import (
+	"context"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/gorilla/mux"
 
@@ -14,22 +16,32 @@ import (
 	"github.com/cgp-platform/cgp/readapi"
 )
 
+// ScopeJourneysWrite is the scope of the journey writes.
+const ScopeJourneysWrite = "journeys:write"
+
 // Journeys serves the journey writes.
 type Journeys struct {
 	idem func(http.Handler) http.Handler
 	cmds *commands.Handler
 	auth *auth.Authenticator
+	q    *journeys.Queries
+	wait readapi.Waiter
 }
 
 // NewJourneys returns the journey write handlers. idem wraps every write
-// in Idempotency-Key handling.
-func NewJourneys(cmds *commands.Handler, a *auth.Authenticator, idem func(http.Handler) http.Handler) *Journeys {
-	return &Journeys{cmds: cmds, auth: a, idem: idem}
+// in Idempotency-Key handling; q and wait answer pause and resume with the
+// journey as the read model shows it once caught up.
+func NewJourneys(cmds *commands.Handler, a *auth.Authenticator, idem func(http.Handler) http.Handler, q *journeys.Queries,
+	wait readapi.Waiter) *Journeys {
+	return &Journeys{cmds: cmds, auth: a, idem: idem, q: q, wait: wait}
 }
 
 // Routes registers the journey writes.
 func (j *Journeys) Routes(r *mux.Router) {
-	r.Handle("/api/v1/journeys", httpapi.Stable(j.auth.Require("journeys:write", j.idem(http.HandlerFunc(j.handleCreate))))).Methods(http.MethodPost)
+	write := func(h http.HandlerFunc) http.Handler { return j.auth.Require(ScopeJourneysWrite, j.idem(h)) }
+	r.Handle("/api/v1/journeys", httpapi.Stable(write(j.handleCreate))).Methods(http.MethodPost)
+	r.Handle("/api/v1/journeys/{id}/pause", httpapi.Beta(write(j.handlePause))).Methods(http.MethodPost)
+	r.Handle("/api/v1/journeys/{id}/resume", httpapi.Beta(write(j.handleResume))).Methods(http.MethodPost)
 }
 
 type journeyStepBody struct {
@@ -67,4 +79,43 @@ func (j *Journeys) handleCreate(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set(readapi.HeaderPosition, strconv.FormatUint(res.Position, 10))
 	httpapi.WriteResource(w, r, http.StatusCreated, readapi.JourneyResource(journeys.JourneyFromEvent(ev)))
+}
+
+// handlePause pauses an active journey (no body): it enrolls nobody until
+// resumed. It answers 200 with the journey; any other status is a 409
+// conflict.
+func (j *Journeys) handlePause(w http.ResponseWriter, r *http.Request) {
+	p, _ := auth.FromContext(r.Context())
+	id := mux.Vars(r)["id"]
+	res, ev, err := j.cmds.PauseJourney(r.Context(), commands.PauseJourney{ShopID: p.ShopID, JourneyID: id}, meta(r, p))
+	if err != nil {
+		httpapi.WriteError(w, r, err)
+		return
+	}
+	j.serve(w, r, p.ShopID, id, res, func(jr *journeys.Journey) {
+		jr.Status, jr.PausedReason, jr.PausedAt, jr.UpdatedAt = domain.JourneyStatusPaused, ev.Reason, ev.PausedAt, ev.PausedAt
+	})
+}
+
+// handleResume makes a paused journey active again (no body); a journey
+// that is not paused is a 409 conflict.
+func (j *Journeys) handleResume(w http.ResponseWriter, r *http.Request) {
+	p, _ := auth.FromContext(r.Context())
+	id := mux.Vars(r)["id"]
+	res, ev, err := j.cmds.ResumeJourney(r.Context(), commands.ResumeJourney{ShopID: p.ShopID, JourneyID: id}, meta(r, p))
+	if err != nil {
+		httpapi.WriteError(w, r, err)
+		return
+	}
+	j.serve(w, r, p.ShopID, id, res, func(jr *journeys.Journey) {
+		jr.Status, jr.PausedReason, jr.PausedAt, jr.UpdatedAt = domain.JourneyStatusActive, "", time.Time{}, ev.ResumedAt
+	})
+}
+
+// serve answers a journey write with the journey read back once the read
+// model reached the command (bounded), else with pending applied.
+func (j *Journeys) serve(w http.ResponseWriter, r *http.Request, shop, id string, res commands.Result, pending func(*journeys.Journey)) {
+	readapi.ServeWritten(w, r, j.wait, journeys.Name, res.Position, http.StatusOK,
+		func(ctx context.Context) (*journeys.Journey, error) { return j.q.Journey(ctx, shop, id) },
+		pending, readapi.JourneyResource)
 }

@@ -16,9 +16,11 @@ import (
 	"github.com/cgp-platform/cgp/writeapi"
 )
 
-// campaignsProjectors returns the projectors (and reactors) of campaigns.
+// campaignsProjectors returns the projectors (and reactors) of campaigns:
+// the campaigns read model and the template reactor, which pauses and
+// resumes campaigns and journeys on their template's state.
 func campaignsProjectors(a *App) []projections.Projector {
-	return []projections.Projector{campaigns.Projector(a.Codec)}
+	return []projections.Projector{campaigns.Projector(a.Codec), templateReactor(a)}
 }
 
 // mountCampaigns registers the admin API's campaigns endpoints on r; idem is

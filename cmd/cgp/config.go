@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
 
+	"github.com/cgp-platform/cgp/intelligence"
 	"github.com/cgp-platform/cgp/projections"
 )
 
@@ -53,9 +54,17 @@ type Config struct {
 	// ProjectionBatch is the most events a projector applies in one
 	// read-model transaction.
 	ProjectionBatch int
+	// ReadModelNoSync never fsyncs the read-model store (rmsqlite.Config.NoSync).
+	ReadModelNoSync bool
 	// DebugAddr, when set, serves net/http/pprof on its own listener
 	// (keep it on loopback).
 	DebugAddr string
+	// DIDailyAt is the UTC time of day (HH:MM) of the daily
+	// decision-intelligence run of every installed shop; "off" or empty:
+	// no daily run (dischedule.go).
+	DIDailyAt string
+	// diClock is the daily schedule's clock (time.Now when nil); tests set it.
+	diClock func() time.Time
 }
 
 // bindCommon registers the flags every command takes.
@@ -79,7 +88,9 @@ func (c *Config) bindServe(fs *pflag.FlagSet) {
 	fs.IntVar(&c.RateAgency, "rate-limit-agency", 600, "requests per minute per token on the agency plan (env CGP_RATE_LIMIT_AGENCY)")
 	fs.IntVar(&c.RateEnterprise, "rate-limit-enterprise", 3000, "requests per minute per token on the enterprise plan (env CGP_RATE_LIMIT_ENTERPRISE)")
 	fs.IntVar(&c.ProjectionBatch, "projection-batch", projections.DefaultBatch, "most events a projector applies in one read-model transaction (env CGP_PROJECTION_BATCH)")
+	fs.BoolVar(&c.ReadModelNoSync, "read-model-nosync", false, "never fsync the read-model store: rebuilds write far less, but an OS crash or power loss may corrupt readmodels.db, to be deleted and rebuilt from the log (env CGP_READ_MODEL_NOSYNC)")
 	fs.StringVar(&c.DebugAddr, "debug-addr", "", "serve Go profiling (net/http/pprof) on this address, e.g. 127.0.0.1:6060; off when empty (env CGP_DEBUG_ADDR)")
+	fs.StringVar(&c.DIDailyAt, "di-daily-at", "02:00", "UTC time of day HH:MM of the daily decision-intelligence run of every installed shop, or off (env CGP_DI_DAILY_AT)")
 	fs.BoolVar(&c.Demo, "demo", false, "on an empty data directory, create a demo account, shop and token and print them (env CGP_DEMO)")
 }
 
@@ -146,6 +157,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxWebhookBody < 0 {
 		errs = append(errs, errors.New("max-webhook-body must not be negative"))
+	}
+	if _, _, err := intelligence.ParseDailyAt(c.DIDailyAt); err != nil {
+		errs = append(errs, fmt.Errorf("di-daily-at: %w", err))
 	}
 	return errors.Join(errs...)
 }

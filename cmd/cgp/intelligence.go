@@ -14,9 +14,6 @@ import (
 	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/intelligence"
 	"github.com/cgp-platform/cgp/projections"
-	"github.com/cgp-platform/cgp/projections/campaigns"
-	"github.com/cgp-platform/cgp/projections/commerce"
-	"github.com/cgp-platform/cgp/projections/customers"
 	intelrm "github.com/cgp-platform/cgp/projections/intelligence"
 	"github.com/cgp-platform/cgp/projections/messaging"
 	"github.com/cgp-platform/cgp/readapi"
@@ -75,11 +72,14 @@ func newSEOImport(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
 }
 
 // newDIRun is `cgp di run --shop SHOP_ID`: one decision-intelligence run
-// of a shop, on demand. The daily run per shop is this command scheduled
-// by cron (or any scheduler) once a day per shop: the server starts no
-// timer of its own, so several servers never run the same shop twice. The
-// run reads the read models of the data directory as far as the server's
-// projectors have built them, and records its result as events.
+// of a shop, on demand, with a new run id each time. The daily run per
+// shop is not this command: `cgp serve` runs every installed shop once a
+// day at --di-daily-at (dischedule.go, intelligence.Scheduler) under a run
+// id derived from shop and day, so several servers on one log, or a
+// restart, still record one scheduled run per shop and day. The run reads
+// the read models of the data directory as far as the server's projectors
+// have built them, and records its result as events; --trigger schedule
+// only labels an on-demand run (it is not de-duplicated).
 func newDIRun(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
 	var shop, trigger string
 	cmd := &cobra.Command{Use: "run", Short: "Run decision intelligence for a shop and record its recommendations", Args: cobra.NoArgs,
@@ -96,10 +96,7 @@ func newDIRun(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
 					return fmt.Errorf("open read models: %w", err)
 				}
 				defer store.Close()
-				db := store.DB()
-				runner := &intelligence.Runner{Commands: c.Commands, Customers: customers.NewQueries(db), Commerce: commerce.NewQueries(db),
-					Intelligence: intelrm.NewQueries(db), Campaigns: campaigns.NewQueries(db), Templates: templateStateReader{messaging.NewQueries(db)}}
-				out, err := runner.Run(cmd.Context(), shop, trigger, cliMeta())
+				out, err := newRunner(c, store.DB()).Run(cmd.Context(), shop, trigger, cliMeta())
 				if err != nil {
 					return err
 				}
@@ -108,7 +105,7 @@ func newDIRun(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
 			})
 		}}
 	cmd.Flags().StringVar(&shop, "shop", "", "shop id (shop_…)")
-	cmd.Flags().StringVar(&trigger, "trigger", "cli", "why the run happens: cli (on demand) or schedule (the daily cron job)")
+	cmd.Flags().StringVar(&trigger, "trigger", "cli", "why the run happens: cli (on demand) or schedule (an external scheduler's run; cgp serve runs the daily one itself)")
 	return cmd
 }
 

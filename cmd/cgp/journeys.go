@@ -32,8 +32,9 @@ func journeysProjectors(a *App) []projections.Projector {
 // mountJourneys registers the admin API's journeys endpoints on r; idem is
 // the Idempotency-Key middleware for writes.
 func mountJourneys(a *App, r *mux.Router, idem func(http.Handler) http.Handler) {
-	readapi.NewJourneys(journeys.NewQueries(a.Store.DB()), a.Auth, mustCursorCodec(a.Core), a.Runtime).Routes(r)
-	writeapi.NewJourneys(a.Core.Commands, a.Auth, idem).Routes(r)
+	q := journeys.NewQueries(a.Store.DB())
+	readapi.NewJourneys(q, a.Auth, mustCursorCodec(a.Core), a.Runtime).Routes(r)
+	writeapi.NewJourneys(a.Core.Commands, a.Auth, idem, q, a.Runtime).Routes(r)
 }
 
 // journeysCommands returns the CLI commands of journeys.

@@ -57,7 +57,7 @@ type App struct {
 func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 	a := &App{Core: core, Registry: prometheus.NewRegistry()}
 	a.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	store, err := rmsqlite.Open(rmsqlite.Config{Path: filepath.Join(cfg.DataDir, "readmodels.db")})
+	store, err := rmsqlite.Open(rmsqlite.Config{Path: filepath.Join(cfg.DataDir, "readmodels.db"), NoSync: cfg.ReadModelNoSync})
 	if err != nil {
 		return nil, fmt.Errorf("open read models: %w", err)
 	}
@@ -191,9 +191,11 @@ func (a *App) Serve(ctx context.Context, ln net.Listener, grace time.Duration) e
 			a.Logger.Warn().Err(err).Msg("saving token last-use times and request counts")
 		})
 	}()
+	diDone := a.startDISchedule(runCtx) // dischedule.go
 	srv.OnShutdown(func(context.Context) error {
 		cancelRuntime()
 		<-usesDone // the last flush of last-use times is done
+		<-diDone   // the daily decision-intelligence schedule stopped
 		return errors.Join(a.Runtime.Close(), <-runtimeDone)
 	})
 	return srv.Run(ctx)

@@ -41,10 +41,14 @@ CREATE TABLE campaigns (
 );
 CREATE INDEX campaigns_shop_created ON campaigns (shop_id, created_pos, campaign_id);
 CREATE INDEX campaigns_shop_status ON campaigns (shop_id, status, created_pos, campaign_id);
+`}, {Version: 2, SQL: `
+ALTER TABLE campaigns ADD COLUMN paused_reason TEXT NOT NULL DEFAULT '';
+ALTER TABLE campaigns ADD COLUMN paused_at INTEGER NOT NULL DEFAULT 0;
 `}}
 
 // handledTypes are the events the projector folds.
-var handledTypes = []string{"AudienceCreated", "CampaignCreated", "CampaignLaunched"}
+var handledTypes = []string{"AudienceCreated", "CampaignCreated", "CampaignLaunched", "CampaignPaused", "CampaignResumed",
+	"CampaignApprovalGranted"}
 
 // Projector returns the audiences and campaigns projector; codec decodes
 // the events.
@@ -76,6 +80,21 @@ func apply(ctx context.Context, tx *sql.Tx, e *eventlog.Event, d envelope.Decode
 		at := readmodel.Micros(ev.LaunchedAt)
 		_, err = tx.ExecContext(ctx, `UPDATE campaigns SET status = ?, launched_at = ?, updated_at = ?, version = ?
 			WHERE campaign_id = ? AND shop_id = ? AND version < ?`, ev.Status, at, at, pos, ev.CampaignID, ev.ShopID, pos)
+	case *domain.CampaignPaused:
+		at := readmodel.Micros(ev.PausedAt)
+		err = setStatus(ctx, tx, ev.CampaignID, ev.ShopID, domain.CampaignStatusPaused, ev.Reason, at, at, pos)
+	case *domain.CampaignResumed:
+		err = setStatus(ctx, tx, ev.CampaignID, ev.ShopID, ev.Status, "", 0, readmodel.Micros(ev.ResumedAt), pos)
+	case *domain.CampaignApprovalGranted:
+		err = setStatus(ctx, tx, ev.CampaignID, ev.ShopID, ev.Status, "", 0, readmodel.Micros(ev.GrantedAt), pos)
 	}
+	return err
+}
+
+// setStatus moves a campaign to status with its pause reason and time
+// ("" and 0 unless paused).
+func setStatus(ctx context.Context, tx *sql.Tx, id, shop, status, reason string, pausedAt, at, pos int64) error {
+	_, err := tx.ExecContext(ctx, `UPDATE campaigns SET status = ?, paused_reason = ?, paused_at = ?, updated_at = ?, version = ?
+		WHERE campaign_id = ? AND shop_id = ? AND version < ?`, status, reason, pausedAt, at, pos, id, shop, pos)
 	return err
 }

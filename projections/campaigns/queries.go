@@ -27,10 +27,12 @@ type Audience struct {
 	Pos int64
 }
 
-// Campaign is a campaign with its status.
+// Campaign is a campaign with its status; while paused, why
+// (domain.PauseReasons) and since when (zero otherwise).
 type Campaign struct {
 	ID, ShopID, Name, AudienceID, Channel, TemplateID, Status string
-	CreatedAt, UpdatedAt, LaunchedAt                          time.Time
+	PausedReason                                              string
+	CreatedAt, UpdatedAt, LaunchedAt, PausedAt                time.Time
 	// Pos is the log position of the CampaignCreated event.
 	Pos int64
 }
@@ -75,6 +77,20 @@ func (q *Queries) Audiences(ctx context.Context, shop string, p Page) ([]Audienc
 	return cut(rows, p.Limit, func(a *Audience) Key { return Key{Pos: a.Pos, ID: a.ID} })
 }
 
+// AudiencesByID returns the shop's audiences among ids in one read (in no
+// particular order); an id the shop does not have is left out.
+func (q *Queries) AudiencesByID(ctx context.Context, shop string, ids []string) ([]Audience, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	args := []any{shop}
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	query := `SELECT ` + audienceColumns + ` FROM audiences WHERE shop_id = ? AND audience_id IN (?` + strings.Repeat(`, ?`, len(ids)-1) + `)`
+	return readmodel.List(ctx, q.db, "audiences", scanAudience, query, args...)
+}
+
 func scanAudience(s readmodel.Scanner) (Audience, error) {
 	var a Audience
 	var filters string
@@ -89,7 +105,8 @@ func scanAudience(s readmodel.Scanner) (Audience, error) {
 	return a, nil
 }
 
-const campaignColumns = `campaign_id, shop_id, name, audience_id, channel, template_id, status, created_at, updated_at, launched_at, created_pos`
+const campaignColumns = `campaign_id, shop_id, name, audience_id, channel, template_id, status, created_at, updated_at, launched_at,
+	created_pos, paused_reason, paused_at`
 
 // Campaign returns a shop's campaign (not found for another shop's).
 func (q *Queries) Campaign(ctx context.Context, shop, id string) (*Campaign, error) {
@@ -117,9 +134,11 @@ func (q *Queries) Campaigns(ctx context.Context, shop, status string, p Page) ([
 
 func scanCampaign(s readmodel.Scanner) (Campaign, error) {
 	var c Campaign
-	var created, updated, launched int64
-	err := s.Scan(&c.ID, &c.ShopID, &c.Name, &c.AudienceID, &c.Channel, &c.TemplateID, &c.Status, &created, &updated, &launched, &c.Pos)
-	c.CreatedAt, c.UpdatedAt, c.LaunchedAt = readmodel.Time(created), readmodel.Time(updated), readmodel.Time(launched)
+	var created, updated, launched, paused int64
+	err := s.Scan(&c.ID, &c.ShopID, &c.Name, &c.AudienceID, &c.Channel, &c.TemplateID, &c.Status, &created, &updated, &launched, &c.Pos,
+		&c.PausedReason, &paused)
+	c.CreatedAt, c.UpdatedAt, c.LaunchedAt, c.PausedAt = readmodel.Time(created), readmodel.Time(updated), readmodel.Time(launched),
+		readmodel.Time(paused)
 	return c, err
 }
 

@@ -48,11 +48,14 @@ CREATE TABLE journey_enrollments (
 	position         INTEGER NOT NULL
 );
 CREATE INDEX journey_enrollments_journey ON journey_enrollments (shop_id, journey_id, position);
+`}, {Version: 2, SQL: `
+ALTER TABLE journeys ADD COLUMN paused_reason TEXT NOT NULL DEFAULT '';
+ALTER TABLE journeys ADD COLUMN paused_at INTEGER NOT NULL DEFAULT 0;
 `}}
 
 // Types are the events the projector folds: the journey events, and the
 // commerce events that carry a topic and a customer (the triggers).
-var Types = []string{"JourneyCreated", "JourneyEnrollmentStarted", "CustomerCreated", "OrderRecorded", "CheckoutRecorded", "SubscriptionContractRecorded"}
+var Types = []string{"JourneyCreated", "JourneyEnrollmentStarted", "JourneyPaused", "JourneyResumed", "CustomerCreated", "OrderRecorded", "CheckoutRecorded", "SubscriptionContractRecorded"}
 
 // Enroll asks for the enrollment of a customer in a journey (the
 // EnrollInJourney command). It must be idempotent: the reactor calls it
@@ -116,6 +119,15 @@ func apply(ctx context.Context, tx *sql.Tx, e *eventlog.Event, d envelope.Decode
 		return err
 	case *domain.JourneyEnrollmentStarted:
 		return applyEnrollment(ctx, tx, ev, pos)
+	case *domain.JourneyPaused:
+		at := readmodel.Micros(ev.PausedAt)
+		_, err := tx.ExecContext(ctx, `UPDATE journeys SET status = ?, paused_reason = ?, paused_at = ?, updated_at = ?
+		WHERE journey_id = ? AND shop_id = ?`, domain.JourneyStatusPaused, ev.Reason, at, at, ev.JourneyID, ev.ShopID)
+		return err
+	case *domain.JourneyResumed:
+		_, err := tx.ExecContext(ctx, `UPDATE journeys SET status = ?, paused_reason = '', paused_at = 0, updated_at = ?
+		WHERE journey_id = ? AND shop_id = ?`, domain.JourneyStatusActive, readmodel.Micros(ev.ResumedAt), ev.JourneyID, ev.ShopID)
+		return err
 	case *domain.CustomerCreated:
 		return react(ctx, tx, e, ev.ShopID, "customers/create", ev.CustomerID, enroll)
 	case *domain.OrderRecorded:

@@ -18,13 +18,15 @@ type Queries struct{ db *sql.DB }
 // NewQueries returns queries over the read-model store's read pool.
 func NewQueries(db *sql.DB) *Queries { return &Queries{db: db} }
 
-// Journey is a row of the journeys read model.
+// Journey is a row of the journeys read model; while paused, why
+// (domain.PauseReasons) and since when (zero otherwise).
 type Journey struct {
 	ID, ShopID, Name, Trigger, Status string
+	PausedReason                      string
 	Steps                             []domain.JourneyStep
 	AllowReentry                      bool
 	Enrollments                       int
-	CreatedAt, UpdatedAt              time.Time
+	CreatedAt, UpdatedAt, PausedAt    time.Time
 }
 
 // JourneyFromEvent is the row a JourneyCreated event makes, for answering
@@ -58,7 +60,8 @@ type ListQuery struct {
 	Limit  int
 }
 
-const journeyColumns = `journey_id, shop_id, name, trigger_topic, steps, allow_reentry, status, enrollments, created_at, updated_at, position`
+const journeyColumns = `journey_id, shop_id, name, trigger_topic, steps, allow_reentry, status, enrollments, created_at, updated_at, position,
+	paused_reason, paused_at`
 
 // Journeys returns a page of a shop's journeys and the key to continue
 // from when more follow.
@@ -131,11 +134,12 @@ func list[T any](ctx context.Context, db *sql.DB, what string, scan func(readmod
 func scanJourney(s readmodel.Scanner) (Journey, Key, error) {
 	var j Journey
 	var steps string
-	var created, updated, pos int64
-	if err := s.Scan(&j.ID, &j.ShopID, &j.Name, &j.Trigger, &steps, &j.AllowReentry, &j.Status, &j.Enrollments, &created, &updated, &pos); err != nil {
+	var created, updated, pos, paused int64
+	if err := s.Scan(&j.ID, &j.ShopID, &j.Name, &j.Trigger, &steps, &j.AllowReentry, &j.Status, &j.Enrollments, &created, &updated, &pos,
+		&j.PausedReason, &paused); err != nil {
 		return Journey{}, Key{}, err
 	}
-	j.CreatedAt, j.UpdatedAt = readmodel.Time(created), readmodel.Time(updated)
+	j.CreatedAt, j.UpdatedAt, j.PausedAt = readmodel.Time(created), readmodel.Time(updated), readmodel.Time(paused)
 	if err := json.Unmarshal([]byte(steps), &j.Steps); err != nil {
 		return Journey{}, Key{}, fmt.Errorf("journey %s steps: %w", j.ID, err)
 	}

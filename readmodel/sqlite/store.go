@@ -35,6 +35,14 @@ type Config struct {
 	// ReaderCacheKiB is the page cache of each read connection. Default
 	// DefaultReaderCacheKiB.
 	ReaderCacheKiB int
+	// NoSync, when true, never fsyncs the store (SQLite synchronous=OFF):
+	// a process crash loses nothing committed, but an operating-system
+	// crash or a power loss may corrupt the file, which is then deleted
+	// and rebuilt from the event log. It makes a rebuild of large read
+	// models write a fraction to disk (the WAL is rewritten in place in
+	// the page cache). Default false (synchronous=NORMAL: fsync at each
+	// WAL checkpoint).
+	NoSync bool
 	// Now stamps checkpoints, migrations and parked events. Default
 	// time.Now.
 	Now func() time.Time
@@ -65,6 +73,13 @@ func (c *Config) setDefaults() {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
+}
+
+func (c Config) synchronous() string {
+	if c.NoSync {
+		return "OFF"
+	}
+	return "NORMAL"
 }
 
 // Validate reports every problem of the configuration at once.
@@ -131,7 +146,7 @@ func Open(cfg Config) (*Store, error) {
 	// written again and again while read models are folded reaches the
 	// file once per checkpoint, not once per thousand pages of WAL.
 	w := sql.OpenDB(sqlitedb.Connector(cfg.Path,
-		query+fmt.Sprintf("&_journal_mode=WAL&_synchronous=NORMAL&_txlock=immediate&_cache_size=-%d", cfg.WriterCacheKiB),
+		query+fmt.Sprintf("&_journal_mode=WAL&_synchronous=%s&_txlock=immediate&_cache_size=-%d", cfg.synchronous(), cfg.WriterCacheKiB),
 		fmt.Sprintf("PRAGMA wal_autocheckpoint = %d", writerAutoCheckpoint)))
 	w.SetMaxOpenConns(1)
 	w.SetMaxIdleConns(1)

@@ -30,6 +30,33 @@ func TestContract(t *testing.T) {
 	readmodeltest.Run(t, func(t *testing.T) readmodel.Store { return open(t) })
 }
 
+// The store without fsync keeps the whole contract, and its writer really
+// runs with synchronous=OFF and the large WAL checkpoint interval.
+func TestContractNoSync(t *testing.T) {
+	openNoSync := func(t *testing.T) *sqlite.Store {
+		s, err := sqlite.Open(sqlite.Config{Path: filepath.Join(t.TempDir(), "readmodels.db"), NoSync: true})
+		if err != nil {
+			t.Fatalf("Open: %v", err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		return s
+	}
+	readmodeltest.Run(t, func(t *testing.T) readmodel.Store { return openNoSync(t) })
+	s := openNoSync(t)
+	var sync, autockpt int
+	if err := s.Maintain(t.Context(), func(tx *sql.Tx) error {
+		if err := tx.QueryRow(`PRAGMA synchronous`).Scan(&sync); err != nil {
+			return err
+		}
+		return tx.QueryRow(`PRAGMA wal_autocheckpoint`).Scan(&autockpt)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if sync != 0 || autockpt != 16384 {
+		t.Fatalf("writer synchronous=%d wal_autocheckpoint=%d, want 0 (OFF) and 16384", sync, autockpt)
+	}
+}
+
 func TestReadPoolRefusesWrites(t *testing.T) {
 	s := open(t)
 	if err := s.Migrate(t.Context(), "p", []readmodel.Migration{{Version: 1, SQL: `CREATE TABLE t (x INTEGER)`}}); err != nil {
