@@ -23,6 +23,16 @@ type Resource struct {
 // Relationship is a related resource reachable by a link.
 type Relationship struct {
 	Links Links `json:"links"`
+	// Data identifies the related resources when the request included
+	// them (see Document.Included): a ResourceID for a to-one relation, a
+	// []ResourceID for a to-many one; absent otherwise.
+	Data any `json:"data,omitempty"`
+}
+
+// ResourceID identifies a resource in a relationship's data.
+type ResourceID struct {
+	Type string `json:"type"`
+	ID   string `json:"id"`
 }
 
 // Links of a relationship.
@@ -52,14 +62,19 @@ type Page struct {
 	HasNext bool
 	// Meta is optional top-level information about the list.
 	Meta map[string]any
+	// Included are the related resources the request asked for with
+	// `include`, each once; sent as the top-level `included` when not nil.
+	Included []Resource
 }
 
 type singleDocument struct {
-	Data Resource `json:"data"`
+	Data     Resource    `json:"data"`
+	Included *[]Resource `json:"included,omitempty"`
 }
 
 type listDocument struct {
 	Data       []Resource     `json:"data"`
+	Included   *[]Resource    `json:"included,omitempty"`
 	Pagination pagination     `json:"pagination"`
 	Links      listLinks      `json:"links"`
 	Meta       map[string]any `json:"meta,omitempty"`
@@ -76,7 +91,14 @@ type listLinks struct {
 
 // WriteResource answers status with {"data":{id,type,attributes,relationships}}.
 func WriteResource(w http.ResponseWriter, r *http.Request, status int, res Resource) {
-	writeJSON(w, r, status, singleDocument{Data: normalize(res)})
+	WriteCompound(w, r, status, res, nil)
+}
+
+// WriteCompound is WriteResource with the related resources the request
+// included, sent as the top-level `included` array when not nil.
+func WriteCompound(w http.ResponseWriter, r *http.Request, status int, res Resource, inc []Resource) {
+	doc := singleDocument{Data: normalize(res), Included: includedMember(inc)}
+	writeJSON(w, r, status, doc)
 }
 
 // WriteList answers 200 with
@@ -84,9 +106,9 @@ func WriteResource(w http.ResponseWriter, r *http.Request, status int, res Resou
 // next_cursor and links.next are null on the last page; links.next is the
 // full URL of the next page (the request's URL with the cursor replaced).
 func WriteList(w http.ResponseWriter, r *http.Request, items []Resource, page Page) {
-	doc := listDocument{Data: make([]Resource, len(items)), Meta: page.Meta}
-	for i, it := range items {
-		doc.Data[i] = normalize(it)
+	doc := listDocument{Data: normalizeAll(items), Included: includedMember(page.Included), Meta: page.Meta}
+	if doc.Data == nil {
+		doc.Data = []Resource{}
 	}
 	doc.Pagination.HasNext = page.HasNext || page.NextCursor != ""
 	if page.NextCursor != "" {
@@ -96,6 +118,28 @@ func WriteList(w http.ResponseWriter, r *http.Request, items []Resource, page Pa
 		doc.Links.Next = &next
 	}
 	writeJSON(w, r, http.StatusOK, doc)
+}
+
+// normalizeAll normalizes every resource (nil for nil).
+func normalizeAll(items []Resource) []Resource {
+	if items == nil {
+		return nil
+	}
+	out := make([]Resource, len(items))
+	for i, it := range items {
+		out[i] = normalize(it)
+	}
+	return out
+}
+
+// included is the `included` member: absent when nothing was asked for,
+// an array (maybe empty) when it was.
+func includedMember(items []Resource) *[]Resource {
+	if items == nil {
+		return nil
+	}
+	out := normalizeAll(items)
+	return &out
 }
 
 func normalize(res Resource) Resource {

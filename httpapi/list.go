@@ -261,6 +261,21 @@ func sortMessage(spec ListSpec) string {
 	return `unknown sort field (prefix "-" for descending)` + allowedList(spec.Sorts)
 }
 
+// ParseInclude validates the `include` parameter of a single-resource GET
+// against allowed (comma-separated, no duplicates kept): an unknown value
+// or a repeated parameter is a 400 invalid_parameter naming include. Nil
+// when the parameter is absent. Lists get the same check from ParseList.
+func ParseInclude(r *http.Request, allowed []string) ([]string, error) {
+	vs, ok := r.URL.Query()["include"]
+	if !ok {
+		return nil, nil
+	}
+	if len(vs) != 1 {
+		return nil, InvalidParameter("include", "the parameter is given more than once")
+	}
+	return parseInclude(ListSpec{Includes: allowed}, vs[0])
+}
+
 func parseInclude(spec ListSpec, v string) ([]string, error) {
 	var out []string
 	for _, part := range strings.Split(v, ",") {

@@ -24,14 +24,23 @@ const (
 // campaigns read model.
 type Campaigns struct {
 	q       *campaigns.Queries
+	counter AudienceCounter
 	auth    *auth.Authenticator
 	cursors *httpapi.CursorCodec
 	wait    Waiter
+	now     func() time.Time
 }
 
-// NewCampaigns returns the audience and campaign read handlers.
-func NewCampaigns(q *campaigns.Queries, a *auth.Authenticator, cursors *httpapi.CursorCodec, wait Waiter) *Campaigns {
-	return &Campaigns{q: q, auth: a, cursors: cursors, wait: wait}
+// AudienceCounter counts the customers an audience's filters select at
+// now (customers.Queries).
+type AudienceCounter interface {
+	CountAudience(ctx context.Context, shop string, f domain.AudienceFilters, now time.Time) (int, error)
+}
+
+// NewCampaigns returns the audience and campaign read handlers; counter
+// sizes an audience on its single GET.
+func NewCampaigns(q *campaigns.Queries, counter AudienceCounter, a *auth.Authenticator, cursors *httpapi.CursorCodec, wait Waiter, now func() time.Time) *Campaigns {
+	return &Campaigns{q: q, counter: counter, auth: a, cursors: cursors, wait: wait, now: now}
 }
 
 // campaignSortCreatedAt is the one sort field of the audience and campaign lists.
@@ -68,7 +77,28 @@ func (c *Campaigns) handleCampaignList(w http.ResponseWriter, r *http.Request) {
 				items[i] = CampaignResource(&rows[i])
 			}
 			return items, next, err
-		})
+		}, c.audienceRelation(p.ShopID))
+}
+
+// audienceRelation embeds a campaign's audience (include=audience).
+func (c *Campaigns) audienceRelation(shop string) Relation {
+	return Relation{
+		Name: "audience",
+		Key: func(res httpapi.Resource) string {
+			if a, ok := res.Attributes.(CampaignAttributes); ok {
+				return a.AudienceID
+			}
+			return ""
+		},
+		Load: func(ctx context.Context, ids []string) (map[string][]httpapi.Resource, error) {
+			rows, err := c.q.AudiencesByID(ctx, shop, ids)
+			out := make(map[string][]httpapi.Resource, len(rows))
+			for i := range rows {
+				out[rows[i].ID] = []httpapi.Resource{AudienceResource(&rows[i])}
+			}
+			return out, err
+		},
+	}
 }
 
 func (c *Campaigns) handleAudienceList(w http.ResponseWriter, r *http.Request) {
@@ -87,10 +117,25 @@ func (c *Campaigns) handleAudienceList(w http.ResponseWriter, r *http.Request) {
 func (c *Campaigns) handleAudienceGet(w http.ResponseWriter, r *http.Request) {
 	p, _ := auth.FromContext(r.Context())
 	id := mux.Vars(r)["id"]
+	type counted struct {
+		a *campaigns.Audience
+		n int
+	}
 	ServeOne(w, r, c.wait, campaigns.Name, p.ShopID,
-		func(ctx context.Context, shop string) (*campaigns.Audience, error) {
-			return c.q.Audience(ctx, shop, id)
-		}, AudienceResource)
+		func(ctx context.Context, shop string) (counted, error) {
+			a, err := c.q.Audience(ctx, shop, id)
+			if err != nil {
+				return counted{}, err
+			}
+			n, err := c.counter.CountAudience(ctx, shop, a.Filters, c.now())
+			return counted{a, n}, err
+		}, func(x counted) httpapi.Resource {
+			res := AudienceResource(x.a)
+			attrs := res.Attributes.(AudienceAttributes)
+			attrs.CustomerCount = &x.n
+			res.Attributes = attrs
+			return res
+		})
 }
 
 func campaignPage(params httpapi.ListParams, after *campaigns.Key) campaigns.Page {
@@ -108,6 +153,10 @@ type CampaignAttributes struct {
 	CreatedAt  time.Time  `json:"created_at"`
 	UpdatedAt  time.Time  `json:"updated_at"`
 	LaunchedAt *time.Time `json:"launched_at"`
+	// PausedReason (manual, template_paused, template_rejected) and
+	// PausedAt are set while the campaign is paused, else null.
+	PausedReason *string    `json:"paused_reason"`
+	PausedAt     *time.Time `json:"paused_at"`
 }
 
 // CampaignResource renders a campaign in the single-resource shape.
@@ -115,7 +164,8 @@ func CampaignResource(c *campaigns.Campaign) httpapi.Resource {
 	return httpapi.Resource{
 		ID: c.ID, Type: "campaign",
 		Attributes: CampaignAttributes{Name: c.Name, AudienceID: c.AudienceID, Channel: c.Channel, TemplateID: optional(c.TemplateID),
-			Status: c.Status, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, LaunchedAt: zeroTimeAsNull(c.LaunchedAt)},
+			Status: c.Status, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, LaunchedAt: zeroTimeAsNull(c.LaunchedAt),
+			PausedReason: optional(c.PausedReason), PausedAt: zeroTimeAsNull(c.PausedAt)},
 		Relationships: map[string]httpapi.Relationship{"audience": httpapi.RelatedLink("/api/v1/audiences/" + c.AudienceID)},
 	}
 }
@@ -125,6 +175,10 @@ type AudienceAttributes struct {
 	Name      string          `json:"name"`
 	Filters   AudienceFilters `json:"filters"`
 	CreatedAt time.Time       `json:"created_at"`
+	// CustomerCount is the number of customers the filters select at the
+	// request; only the single GET computes it (absent from lists and the
+	// create answer).
+	CustomerCount *int `json:"customer_count,omitempty"`
 }
 
 // AudienceFilters are an audience's filters in the admin API: amounts as

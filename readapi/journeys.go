@@ -15,15 +15,18 @@ import (
 // Journeys serves the journey and enrollment reads from the journeys read
 // model.
 type Journeys struct {
-	q       *journeys.Queries
-	auth    *auth.Authenticator
-	cursors *httpapi.CursorCodec
-	wait    Waiter
+	q         *journeys.Queries
+	customers CustomerFinder
+	auth      *auth.Authenticator
+	cursors   *httpapi.CursorCodec
+	wait      Waiter
+	now       func() time.Time // the instant included customers' lifecycle stages are computed at
 }
 
-// NewJourneys returns the journey read handlers.
-func NewJourneys(q *journeys.Queries, a *auth.Authenticator, cursors *httpapi.CursorCodec, wait Waiter) *Journeys {
-	return &Journeys{q: q, auth: a, cursors: cursors, wait: wait}
+// NewJourneys returns the journey read handlers; customers serves the
+// enrollments' include=customer.
+func NewJourneys(q *journeys.Queries, customers CustomerFinder, a *auth.Authenticator, cursors *httpapi.CursorCodec, wait Waiter) *Journeys {
+	return &Journeys{q: q, customers: customers, auth: a, cursors: cursors, wait: wait, now: time.Now}
 }
 
 // JourneyListSpec is the allow-list of the journey list's parameters.
@@ -53,7 +56,7 @@ func (j *Journeys) Routes(r *mux.Router) {
 
 func (j *Journeys) handleList(w http.ResponseWriter, r *http.Request) {
 	p, _ := auth.FromContext(r.Context())
-	j.serve(w, r, JourneyListSpec, func(params httpapi.ListParams, after *journeys.Key) ([]httpapi.Resource, *journeys.Key, error) {
+	ServeKeyset(w, r, j.cursors, j.wait, journeys.Name, JourneyListSpec, func(params httpapi.ListParams, after *journeys.Key) ([]httpapi.Resource, *journeys.Key, error) {
 		rows, next, err := j.q.Journeys(r.Context(), journeys.ListQuery{Shop: p.ShopID, Status: params.Filters["status"],
 			Desc: params.Sort.Desc, After: after, Limit: params.Limit})
 		items := make([]httpapi.Resource, len(rows))
@@ -69,7 +72,7 @@ func (j *Journeys) handleList(w http.ResponseWriter, r *http.Request) {
 func (j *Journeys) handleEnrollments(w http.ResponseWriter, r *http.Request) {
 	p, _ := auth.FromContext(r.Context())
 	id := mux.Vars(r)["id"]
-	j.serve(w, r, EnrollmentListSpec(id), func(params httpapi.ListParams, after *journeys.Key) ([]httpapi.Resource, *journeys.Key, error) {
+	ServeKeyset(w, r, j.cursors, j.wait, journeys.Name, EnrollmentListSpec(id), func(params httpapi.ListParams, after *journeys.Key) ([]httpapi.Resource, *journeys.Key, error) {
 		if _, err := j.q.Journey(r.Context(), p.ShopID, id); err != nil {
 			return nil, nil, err
 		}
@@ -80,43 +83,12 @@ func (j *Journeys) handleEnrollments(w http.ResponseWriter, r *http.Request) {
 			items[i] = EnrollmentResource(&rows[i])
 		}
 		return items, next, err
-	})
-}
-
-// serve answers a keyset-paginated list of the journeys read model (see
-// serveList; this one waits for the journeys projector).
-func (j *Journeys) serve(w http.ResponseWriter, r *http.Request, spec httpapi.ListSpec,
-	page func(httpapi.ListParams, *journeys.Key) ([]httpapi.Resource, *journeys.Key, error)) {
-	params, err := httpapi.ParseList(r, spec, j.cursors)
-	if err != nil {
-		httpapi.WriteError(w, r, err)
-		return
-	}
-	if err := WaitForPosition(r, j.wait, journeys.Name); err != nil {
-		httpapi.WriteError(w, r, err)
-		return
-	}
-	var after *journeys.Key
-	if params.Cursor != nil {
-		after = new(journeys.Key)
-		if err := params.Cursor.Decode(after); err != nil {
-			httpapi.WriteError(w, r, httpapi.InvalidCursor())
-			return
+	}, customerRelation(j.customers, p.ShopID, j.now, func(res httpapi.Resource) string {
+		if a, ok := res.Attributes.(EnrollmentAttributes); ok {
+			return a.CustomerID
 		}
-	}
-	items, next, err := page(params, after)
-	if err != nil {
-		httpapi.WriteError(w, r, err)
-		return
-	}
-	pg := httpapi.Page{}
-	if next != nil {
-		if pg.NextCursor, err = params.NextCursor(next); err != nil {
-			httpapi.WriteError(w, r, err)
-			return
-		}
-	}
-	httpapi.WriteList(w, r, items, pg)
+		return ""
+	}))
 }
 
 // JourneyStep is a step in a journey's attributes.
@@ -138,12 +110,17 @@ type JourneyAttributes struct {
 	EnrollmentCount int       `json:"enrollment_count"`
 	CreatedAt       time.Time `json:"created_at"`
 	UpdatedAt       time.Time `json:"updated_at"`
+	// PausedReason (manual, template_paused, template_rejected) and
+	// PausedAt are set while the journey is paused, else null.
+	PausedReason *string    `json:"paused_reason"`
+	PausedAt     *time.Time `json:"paused_at"`
 }
 
 // JourneyResource renders a journey.
 func JourneyResource(j *journeys.Journey) httpapi.Resource {
 	a := JourneyAttributes{Name: j.Name, Trigger: j.Trigger, Status: j.Status, AllowReentry: j.AllowReentry,
-		Steps: make([]JourneyStep, len(j.Steps)), EnrollmentCount: j.Enrollments, CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt}
+		Steps: make([]JourneyStep, len(j.Steps)), EnrollmentCount: j.Enrollments, CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt,
+		PausedReason: optional(j.PausedReason), PausedAt: zeroTimeAsNull(j.PausedAt)}
 	for i, s := range j.Steps {
 		a.Steps[i] = JourneyStep{Type: s.Type, Channel: optional(s.Channel), Template: optional(s.Template)}
 		if s.Type == domain.StepWait {

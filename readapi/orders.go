@@ -3,6 +3,7 @@ package readapi
 import (
 	"context"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -25,9 +26,11 @@ var FinancialStatuses = []string{"pending", "authorized", "partially_paid", "pai
 // `unfulfilled` is an order the platform reports no fulfillment for.
 var FulfillmentStatuses = []string{commerce.FulfillmentUnfulfilled, "partial", "fulfilled", "restocked"}
 
-// CustomerFinder finds a customer of a shop (a not_found error otherwise).
+// CustomerFinder finds customers of a shop: one (a not_found error
+// otherwise), or many at once (the ids found).
 type CustomerFinder interface {
 	Get(ctx context.Context, shop, id string) (*customers.Customer, error)
+	GetMany(ctx context.Context, shop string, ids []string) (map[string]*customers.Customer, error)
 }
 
 // Orders serves the order reads from the commerce read model.
@@ -37,12 +40,27 @@ type Orders struct {
 	auth      *auth.Authenticator
 	cursors   *httpapi.CursorCodec
 	wait      Waiter
+	now       func() time.Time // the instant included customers' lifecycle stages are computed at
 }
 
 // NewOrders returns the order read handlers; customers tells a customer
 // without orders from one the shop does not have.
 func NewOrders(q *commerce.Queries, customers CustomerFinder, a *auth.Authenticator, cursors *httpapi.CursorCodec, wait Waiter) *Orders {
-	return &Orders{q: q, customers: customers, auth: a, cursors: cursors, wait: wait}
+	return &Orders{q: q, customers: customers, auth: a, cursors: cursors, wait: wait, now: time.Now}
+}
+
+// orderIncludes are the include values of the order reads.
+var orderIncludes = []string{"customer"}
+
+// relations are the relations an order read can include: the order's
+// customer.
+func (o *Orders) relations(shop string) []Relation {
+	return []Relation{customerRelation(o.customers, shop, o.now, func(res httpapi.Resource) string {
+		if a, ok := res.Attributes.(OrderAttributes); ok && a.CustomerID != nil {
+			return *a.CustomerID
+		}
+		return ""
+	})}
 }
 
 // orderFilters are the filters of every order list; the shop-wide list
@@ -62,7 +80,8 @@ var orderSorts = []string{commerce.OrderSortCreatedAt, commerce.OrderSortUpdated
 func OrderListSpec() httpapi.ListSpec {
 	f := orderFilters()
 	f["customer_id"] = httpapi.StringFilter()
-	return httpapi.ListSpec{Resource: "orders", Filters: f, Sorts: orderSorts, DefaultSort: "-" + commerce.OrderSortCreatedAt}
+	return httpapi.ListSpec{Resource: "orders", Filters: f, Sorts: orderSorts, DefaultSort: "-" + commerce.OrderSortCreatedAt,
+		Includes: orderIncludes}
 }
 
 // CustomerOrderListSpec is the allow-list of GET
@@ -70,7 +89,7 @@ func OrderListSpec() httpapi.ListSpec {
 // customer.
 func CustomerOrderListSpec(customerID string) httpapi.ListSpec {
 	return httpapi.ListSpec{Resource: "customer_orders:" + customerID, Filters: orderFilters(), Sorts: orderSorts,
-		DefaultSort: "-" + commerce.OrderSortCreatedAt}
+		DefaultSort: "-" + commerce.OrderSortCreatedAt, Includes: orderIncludes}
 }
 
 // Routes registers the order reads.
@@ -108,8 +127,9 @@ func (o *Orders) list(w http.ResponseWriter, r *http.Request, spec httpapi.ListS
 	if err != nil {
 		return err
 	}
-	projectors := []string{commerce.Name}
-	if customerID != "" {
+	rels := o.relations(p.ShopID)
+	projectors := includeProjectors(commerce.Name, params.Include, rels)
+	if customerID != "" && !slices.Contains(projectors, customers.Name) {
 		projectors = append(projectors, customers.Name) // customerExists reads it
 	}
 	if err := WaitForPosition(r, o.wait, projectors...); err != nil {
@@ -129,6 +149,9 @@ func (o *Orders) list(w http.ResponseWriter, r *http.Request, spec httpapi.ListS
 		items[i] = OrderResource(&rows[i])
 	}
 	page := httpapi.Page{}
+	if page.Included, err = embed(r.Context(), params.Include, rels, items); err != nil {
+		return err
+	}
 	if next != nil {
 		if page.NextCursor, err = params.NextCursor(next); err != nil {
 			return err
@@ -188,7 +211,8 @@ func (o *Orders) handleGet(w http.ResponseWriter, r *http.Request) {
 	p, _ := auth.FromContext(r.Context())
 	id := mux.Vars(r)["order_id"]
 	ServeOne(w, r, o.wait, commerce.Name, p.ShopID,
-		func(ctx context.Context, shop string) (*commerce.Order, error) { return o.q.Order(ctx, shop, id) }, OrderResource)
+		func(ctx context.Context, shop string) (*commerce.Order, error) { return o.q.Order(ctx, shop, id) }, OrderResource,
+		o.relations(p.ShopID)...)
 }
 
 // OrderAttributes are an order's attributes in the admin API.

@@ -2,6 +2,7 @@ package readapi
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"time"
@@ -59,14 +60,45 @@ func (c *Catalog) handleProductList(w http.ResponseWriter, r *http.Request) {
 			items[i] = ProductResource(&rows[i])
 		}
 		return items, next, err
-	})
+	}, c.inventoryRelation(p.ShopID))
+}
+
+// MaxIncludedInventory bounds the inventory levels one response embeds
+// with include=inventory; a page that would embed more is a 400 (ask for
+// fewer products, or list /api/v1/inventory?filter[product_id]=…).
+const MaxIncludedInventory = 1000
+
+// inventoryRelation embeds a product's inventory levels
+// (include=inventory); a product's variants are already in its attributes.
+func (c *Catalog) inventoryRelation(shop string) Relation {
+	return Relation{
+		Name: "inventory", ToMany: true,
+		Key: func(res httpapi.Resource) string { return res.ID },
+		Load: func(ctx context.Context, ids []string) (map[string][]httpapi.Resource, error) {
+			rows, next, err := c.q.InventoryLevels(ctx, commerce.InventoryListQuery{Shop: shop, ProductIDs: ids,
+				Sort: commerce.InventorySortItemID, Limit: MaxIncludedInventory})
+			if err != nil {
+				return nil, err
+			}
+			if next != nil {
+				return nil, httpapi.InvalidParameter("include", fmt.Sprintf(
+					"include=inventory would embed more than %d inventory levels; ask for fewer products", MaxIncludedInventory))
+			}
+			out := make(map[string][]httpapi.Resource, len(ids))
+			for i := range rows {
+				out[rows[i].ProductID] = append(out[rows[i].ProductID], InventoryLevelResource(&rows[i]))
+			}
+			return out, nil
+		},
+	}
 }
 
 func (c *Catalog) handleProductGet(w http.ResponseWriter, r *http.Request) {
 	p, _ := auth.FromContext(r.Context())
 	id := mux.Vars(r)["id"]
 	ServeOne(w, r, c.wait, commerce.Name, p.ShopID,
-		func(ctx context.Context, shop string) (*commerce.Product, error) { return c.q.Product(ctx, shop, id) }, ProductResource)
+		func(ctx context.Context, shop string) (*commerce.Product, error) { return c.q.Product(ctx, shop, id) }, ProductResource,
+		c.inventoryRelation(p.ShopID))
 }
 
 // ProductAttributes are a product's attributes in the admin API.

@@ -27,11 +27,17 @@ func WaitForPosition(r *http.Request, w Waiter, projectors ...string) error {
 }
 
 // ServeOne answers the GET of one resource of the caller's shop: it
-// honours X-Wait-For-Position for projector's read model, loads the row
-// (a row of another shop is not found) and writes it with render.
+// validates `include` against rels, honours X-Wait-For-Position for
+// projector's read model (and those of the included relations), loads the
+// row (a row of another shop is not found) and writes it with render,
+// with the included resources.
 func ServeOne[T any](w http.ResponseWriter, r *http.Request, wait Waiter, projector string, shop string,
-	load func(ctx context.Context, shop string) (T, error), render func(T) httpapi.Resource) {
-	if err := WaitForPosition(r, wait, projector); err != nil {
+	load func(ctx context.Context, shop string) (T, error), render func(T) httpapi.Resource, rels ...Relation) {
+	include, err := httpapi.ParseInclude(r, relationNames(rels))
+	if err == nil {
+		err = WaitForPosition(r, wait, includeProjectors(projector, include, rels)...)
+	}
+	if err != nil {
 		httpapi.WriteError(w, r, err)
 		return
 	}
@@ -40,7 +46,13 @@ func ServeOne[T any](w http.ResponseWriter, r *http.Request, wait Waiter, projec
 		httpapi.WriteError(w, r, err)
 		return
 	}
-	httpapi.WriteResource(w, r, http.StatusOK, render(row))
+	items := []httpapi.Resource{render(row)}
+	included, err := embed(r.Context(), include, rels, items)
+	if err != nil {
+		httpapi.WriteError(w, r, err)
+		return
+	}
+	httpapi.WriteCompound(w, r, http.StatusOK, items[0], included)
 }
 
 // ServeWritten answers a write with the resource it changed, read back from
@@ -74,14 +86,16 @@ func ServeWritten[T any](w http.ResponseWriter, r *http.Request, wait Waiter, pr
 }
 
 // ServeKeyset answers a keyset-paginated list of projector's read model:
-// it validates the query against spec, honours X-Wait-For-Position, lets
-// load read the rows after the cursor's key (of type K), and writes the
-// list with the cursor of the next page.
+// it validates the query against spec (whose include values are rels'),
+// honours X-Wait-For-Position, lets load read the rows after the cursor's
+// key (of type K), embeds the included relations and writes the list with
+// the cursor of the next page.
 func ServeKeyset[K any](w http.ResponseWriter, r *http.Request, cursors *httpapi.CursorCodec, wait Waiter, projector string,
-	spec httpapi.ListSpec, load func(httpapi.ListParams, *K) ([]httpapi.Resource, *K, error)) {
+	spec httpapi.ListSpec, load func(httpapi.ListParams, *K) ([]httpapi.Resource, *K, error), rels ...Relation) {
+	spec.Includes = relationNames(rels)
 	params, err := httpapi.ParseList(r, spec, cursors)
 	if err == nil {
-		err = WaitForPosition(r, wait, projector)
+		err = WaitForPosition(r, wait, includeProjectors(projector, params.Include, rels)...)
 	}
 	if err != nil {
 		httpapi.WriteError(w, r, err)
@@ -97,6 +111,9 @@ func ServeKeyset[K any](w http.ResponseWriter, r *http.Request, cursors *httpapi
 	}
 	items, next, err := load(params, after)
 	pg := httpapi.Page{}
+	if err == nil {
+		pg.Included, err = embed(r.Context(), params.Include, rels, items)
+	}
 	if err == nil && next != nil {
 		pg.NextCursor, err = params.NextCursor(next)
 	}

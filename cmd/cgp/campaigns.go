@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/gorilla/mux"
 	"github.com/spf13/cobra"
@@ -27,7 +28,7 @@ func campaignsProjectors(a *App) []projections.Projector {
 // the Idempotency-Key middleware for writes.
 func mountCampaigns(a *App, r *mux.Router, idem func(http.Handler) http.Handler) {
 	q := campaigns.NewQueries(a.Store.DB())
-	readapi.NewCampaigns(q, a.Auth, mustCursorCodec(a.Core), a.Runtime).Routes(r)
+	readapi.NewCampaigns(q, a.Customers, a.Auth, mustCursorCodec(a.Core), a.Runtime, time.Now).Routes(r)
 	writeapi.NewCampaigns(a.Core.Commands, a.Auth, idem, q, templateStates{messaging.NewQueries(a.Store.DB())}, a.Runtime).Routes(r)
 }
 

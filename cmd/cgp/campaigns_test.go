@@ -181,3 +181,57 @@ func TestCampaignsEndToEnd(t *testing.T) {
 	}
 	ro.ok(200, http.MethodGet, "/api/v1/campaigns", "")
 }
+
+// An audience's single GET counts the customers its filters select at the
+// request: the count follows the customers received.
+func TestAudienceCustomerCount(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, dir)
+	tn := newTenant(t, dir, "audience-count.example.com", "agency", "campaigns:read,campaigns:write,customers:read,customers:write")
+	waitForToken(t, s, tn)
+	a := catalogClient{t: t, s: s, v: openapitest.NewValidator(t), token: tn.token}
+	// Three customers with 1, 2 and 5 orders (no last order known: recent),
+	// spending 50, 200 and 900.
+	var last string
+	for i, c := range []struct {
+		orders int
+		spent  string
+	}{{1, "50.00"}, {2, "200.00"}, {5, "900.00"}} {
+		id := int64(7001 + i)
+		r := s.webhook(t, tn, "customers/create", fmt.Sprintf("aud-%d", id),
+			customerPayload(id, fmt.Sprintf("c%d@example.com", id), c.orders, c.spent, "2026-01-05T10:00:00-05:00"))
+		if r.status != 200 {
+			t.Fatalf("customer %d: %d %s", id, r.status, r.body)
+		}
+		last = r.header.Get("X-Event-Position")
+	}
+	count := func(filters string) float64 {
+		t.Helper()
+		r := a.ok(201, http.MethodPost, "/api/v1/audiences", `{"data":{"attributes":{"name":"n","filters":`+filters+`}}}`)
+		got := attrs(data(a.ok(200, http.MethodGet, "/api/v1/audiences/"+data(r, t)["id"].(string), "", "X-Wait-For-Position", last), t))
+		n, ok := got["customer_count"].(float64)
+		if !ok {
+			t.Fatalf("audience %v has no customer_count", got)
+		}
+		return n
+	}
+	for filters, want := range map[string]float64{
+		`{}`:                                    3,
+		`{"lifecycle_stages":["loyal"]}`:        1,
+		`{"lifecycle_stages":["new","active"]}`: 2,
+		`{"min_total_spent":"100"}`:             2,
+		`{"min_total_spent":"100","max_total_spent":"500"}`: 1,
+		`{"lifecycle_stages":["churned"]}`:                  0,
+		`{"tags":["vip"]}`:                                  0,
+	} {
+		if got := count(filters); got != want {
+			t.Errorf("audience %s counts %v customers, want %v", filters, got, want)
+		}
+	}
+	// Lists leave the count out (it is computed per audience on its GET).
+	for _, item := range a.list("/api/v1/audiences?limit=100", last) {
+		if _, ok := attrs(item)["customer_count"]; ok {
+			t.Fatalf("listed audience carries customer_count: %v", item)
+		}
+	}
+}

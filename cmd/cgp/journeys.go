@@ -33,7 +33,7 @@ func journeysProjectors(a *App) []projections.Projector {
 // the Idempotency-Key middleware for writes.
 func mountJourneys(a *App, r *mux.Router, idem func(http.Handler) http.Handler) {
 	q := journeys.NewQueries(a.Store.DB())
-	readapi.NewJourneys(q, a.Auth, mustCursorCodec(a.Core), a.Runtime).Routes(r)
+	readapi.NewJourneys(q, a.Customers, a.Auth, mustCursorCodec(a.Core), a.Runtime).Routes(r)
 	writeapi.NewJourneys(a.Core.Commands, a.Auth, idem, q, a.Runtime).Routes(r)
 }
 

@@ -312,7 +312,7 @@ func TestOrderListFiltersAndSorts(t *testing.T) {
 		{"/api/v1/orders", "filter[fulfillment_status]=shipped", "invalid_parameter", "filter[fulfillment_status]"},
 		{"/api/v1/orders", "filter[date_from]=2026-13-01", "invalid_parameter", "filter[date_from]"},
 		{"/api/v1/orders", "filter[date_from]=2026-06-05&filter[date_to]=2026-06-04", "invalid_parameter", "filter[date_to]"},
-		{"/api/v1/orders", "include=customer", "invalid_parameter", "include"},
+		{"/api/v1/orders", "include=line_items", "invalid_parameter", "include"},
 		{"/api/v1/customers/" + cus + "/orders", "filter[customer_id]=" + cus, "invalid_parameter", "filter[customer_id]"},
 		{"/api/v1/orders", "sort=total_price&cursor=" + url.QueryEscape(cursor), "invalid_cursor", ""},
 		{"/api/v1/orders", "filter[financial_status]=paid&cursor=" + url.QueryEscape(cursor), "invalid_cursor", ""},

@@ -168,8 +168,10 @@ type StockLevel struct {
 
 // InventoryListQuery selects a page of a shop's inventory levels.
 type InventoryListQuery struct {
-	Shop       string
-	ProductID  string // "" for any product
+	Shop      string
+	ProductID string // "" for any product
+	// ProductIDs, when not empty, keeps the levels of these products only.
+	ProductIDs []string
 	SKU        string // "" for any sku
 	LocationID string // "" for any location
 	Sort       string // an InventorySort constant
@@ -188,6 +190,14 @@ func (q *Queries) InventoryLevels(ctx context.Context, lq InventoryListQuery) ([
 	w := catalogWhere{conds: []string{"l.shop_id = ?"}, args: []any{lq.Shop}}
 	w.add(lq.LocationID != "", "l.location_id = ?", lq.LocationID)
 	w.add(lq.ProductID != "", "l.inventory_item_id IN (SELECT inventory_item_id FROM product_variants WHERE shop_id = ? AND product_id = ?)", lq.Shop, lq.ProductID)
+	if len(lq.ProductIDs) > 0 {
+		args := []any{lq.Shop}
+		for _, id := range lq.ProductIDs {
+			args = append(args, id)
+		}
+		w.add(true, "l.inventory_item_id IN (SELECT inventory_item_id FROM product_variants WHERE shop_id = ? AND product_id IN (?"+
+			strings.Repeat(", ?", len(lq.ProductIDs)-1)+"))", args...)
+	}
 	w.add(lq.SKU != "", "l.inventory_item_id IN (SELECT inventory_item_id FROM product_variants WHERE shop_id = ? AND sku = ?)", lq.Shop, lq.SKU)
 	page := catalogPage{col: col, id: "l.level_id", desc: lq.Desc, after: lq.After, limit: lq.Limit, text: lq.Sort == InventorySortItemID}
 	query, args := page.sql(`SELECT l.level_id, l.inventory_item_id, l.location_id, l.available, l.updated_at,

@@ -275,3 +275,79 @@ func TestAgeStagesAsTimePasses(t *testing.T) {
 		t.Fatalf("churned filter before the threshold lists %s", c)
 	}
 }
+
+// An audience counts the customers its filters select, each filter
+// narrowing the count, checked against the rows one by one.
+func TestCountAudience(t *testing.T) {
+	f := newFixture(t)
+	f.play(t, "testdata/deliveries.json")
+	f.read.WaitFor(t, f.play(t, "testdata/orders.json"))
+	ctx := context.Background()
+	q := customers.NewQueries(f.read.DB())
+	now := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	all, _, err := q.List(ctx, customers.ListQuery{Shop: "shop_golden", Sort: customers.SortCreatedAt, Limit: 100, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spent := domain.Amount(300000)
+	after := time.Date(2026, 9, 15, 0, 0, 0, 0, time.UTC)
+	for name, tc := range map[string]struct {
+		filters domain.AudienceFilters
+		match   func(c *customers.Customer) bool
+	}{
+		"everyone": {domain.AudienceFilters{}, func(*customers.Customer) bool { return true }},
+		"new or loyal": {domain.AudienceFilters{LifecycleStages: []string{domain.StageNew, domain.StageLoyal}}, func(c *customers.Customer) bool {
+			s := domain.LifecycleStage(c.OrdersCount, c.LastOrderAt, now)
+			return s == domain.StageNew || s == domain.StageLoyal
+		}},
+		"tagged vip":   {domain.AudienceFilters{Tags: []string{"vip"}}, func(c *customers.Customer) bool { return slices.Contains(c.Tags, "vip") }},
+		"big spenders": {domain.AudienceFilters{MinTotalSpent: &spent}, func(c *customers.Customer) bool { return c.TotalSpent >= spent }},
+		"recent buyers": {domain.AudienceFilters{LastOrderAfter: &after}, func(c *customers.Customer) bool {
+			return !c.LastOrderAt.IsZero() && !c.LastOrderAt.Before(after)
+		}},
+	} {
+		want := 0
+		for i := range all {
+			if tc.match(&all[i]) {
+				want++
+			}
+		}
+		if want == 0 || (name != "everyone" && want == len(all)) {
+			t.Fatalf("%s: the fixture selects %d of %d customers: the case tests nothing", name, want, len(all))
+		}
+		got, err := q.CountAudience(ctx, "shop_golden", tc.filters, now)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got != want {
+			t.Errorf("%s: count %d, want %d", name, got, want)
+		}
+	}
+	if _, err := q.CountAudience(ctx, "shop_golden", domain.AudienceFilters{LifecycleStages: []string{"bogus"}}, now); err == nil {
+		t.Error("an unknown stage was counted")
+	}
+}
+
+// GetMany reads the customers of a shop among the ids at once; unknown ids
+// and another shop's customers are absent.
+func TestGetMany(t *testing.T) {
+	f := newFixture(t)
+	f.read.WaitFor(t, f.play(t, "testdata/deliveries.json"))
+	q := customers.NewQueries(f.read.DB())
+	ada := domain.CustomerIDFromExternal("shop_golden", "1001")
+	grace := domain.CustomerIDFromExternal("shop_golden", "1003")
+	got, err := q.GetMany(context.Background(), "shop_golden", []string{ada, grace, "cus_unknown", ada})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[ada] == nil || got[grace] == nil || got[ada].ID != ada || got[grace].OrdersCount != 3 {
+		t.Fatalf("GetMany = %v", got)
+	}
+	other, err := q.GetMany(context.Background(), "shop_other", []string{ada, grace})
+	if err != nil || len(other) != 0 {
+		t.Fatalf("another shop's GetMany = %v, %v; want none", other, err)
+	}
+	if none, err := q.GetMany(context.Background(), "shop_golden", nil); err != nil || len(none) != 0 {
+		t.Fatalf("GetMany(nil) = %v, %v", none, err)
+	}
+}

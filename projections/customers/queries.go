@@ -194,11 +194,106 @@ func scan(s scanner) (*Customer, error) {
 	}
 	c.CreatedAt = time.UnixMicro(created).UTC()
 	c.UpdatedAt = time.UnixMicro(updated).UTC()
-	if err := json.Unmarshal([]byte(tags), &c.Tags); err != nil {
+	var err error
+	if c.Tags, err = decodeTags(tags); err != nil {
 		return nil, fmt.Errorf("customer %s tags: %w", c.ID, err)
 	}
-	if err := json.Unmarshal([]byte(platformTags), &c.PlatformTags); err != nil {
+	if c.PlatformTags, err = decodeTags(platformTags); err != nil {
 		return nil, fmt.Errorf("customer %s platform tags: %w", c.ID, err)
 	}
 	return &c, nil
+}
+
+// decodeTags reads a JSON array of tags; the empty array, which most
+// customers have, needs no decoder.
+func decodeTags(s string) ([]string, error) {
+	if s == "[]" {
+		return []string{}, nil
+	}
+	var tags []string
+	if err := json.Unmarshal([]byte(s), &tags); err != nil {
+		return nil, err
+	}
+	return tags, nil
+}
+
+// CountAudience counts the customers of shop an audience's filters select
+// at now: at one of the stages (any when none), with every tag, total spent
+// and last order within the bounds (inclusive). A stage filter walks the
+// stage index; the tags are matched in the stored JSON arrays.
+func (q *Queries) CountAudience(ctx context.Context, shop string, f domain.AudienceFilters, now time.Time) (int, error) {
+	var where strings.Builder
+	args := []any{shop}
+	where.WriteString("shop_id = ?")
+	if len(f.LifecycleStages) > 0 {
+		where.WriteString(" AND (")
+		for i, stage := range f.LifecycleStages {
+			cond, stageArgs, err := stageCondition(stage, now)
+			if err != nil {
+				return 0, err
+			}
+			if i > 0 {
+				where.WriteString(" OR ")
+			}
+			where.WriteString("(stage = ? AND " + cond + ")")
+			args = append(args, stage)
+			args = append(args, stageArgs...)
+		}
+		where.WriteString(")")
+	}
+	for _, tag := range f.Tags {
+		where.WriteString(" AND EXISTS (SELECT 1 FROM json_each(customers.tags) WHERE json_each.value = ?)")
+		args = append(args, tag)
+	}
+	if f.MinTotalSpent != nil {
+		where.WriteString(" AND total_spent >= ?")
+		args = append(args, int64(*f.MinTotalSpent))
+	}
+	if f.MaxTotalSpent != nil {
+		where.WriteString(" AND total_spent <= ?")
+		args = append(args, int64(*f.MaxTotalSpent))
+	}
+	if f.LastOrderAfter != nil {
+		where.WriteString(" AND last_order_at <> 0 AND last_order_at >= ?")
+		args = append(args, f.LastOrderAfter.UnixMicro())
+	}
+	if f.LastOrderBefore != nil {
+		where.WriteString(" AND last_order_at <> 0 AND last_order_at <= ?")
+		args = append(args, f.LastOrderBefore.UnixMicro())
+	}
+	var n int
+	if err := q.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM customers WHERE `+where.String(), args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count audience: %w", err)
+	}
+	return n, nil
+}
+
+// GetMany returns the customers of shop among ids, by id; ids of another
+// shop or unknown are absent. One query per call.
+func (q *Queries) GetMany(ctx context.Context, shop string, ids []string) (map[string]*Customer, error) {
+	out := make(map[string]*Customer, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	list, err := json.Marshal(ids)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := q.db.QueryContext(ctx, `SELECT `+columns+` FROM customers
+		WHERE customer_id IN (SELECT value FROM json_each(?)) AND shop_id = ?`, string(list), shop)
+	if err != nil {
+		return nil, fmt.Errorf("get customers: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		c, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out[c.ID] = c
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("get customers: %w", err)
+	}
+	return out, nil
 }
