@@ -3,9 +3,11 @@ package customers
 import (
 	"database/sql"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/cgp-platform/cgp/domain"
 	rmsqlite "github.com/cgp-platform/cgp/readmodel/sqlite"
 )
 
@@ -49,6 +51,49 @@ func TestStageMigrationFillsExistingRows(t *testing.T) {
 		}
 		if got != stage {
 			t.Errorf("%s: stage %q after the migration, want %q", id, got, stage)
+		}
+	}
+}
+
+// Every list page, with or without a stage and a cursor, walks one index
+// in the order asked: no sort of a whole shop or stage (the planner would
+// otherwise take a last-order range over the sort key's index).
+func TestListPagesWalkAnIndex(t *testing.T) {
+	store, err := rmsqlite.Open(rmsqlite.Config{Path: filepath.Join(t.TempDir(), "rm.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	if err := store.Migrate(t.Context(), Name, migrations); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
+	for _, stage := range append([]string{""}, domain.LifecycleStages()...) {
+		for _, sort := range []string{SortCreatedAt, SortLastOrderAt, SortTotalSpent} {
+			for _, after := range []*Key{nil, {Value: 5, ID: "cus_x"}} {
+				query, args, err := listSQL(ListQuery{Shop: "s", Stage: stage, Sort: sort, Desc: true, After: after, Limit: 100, Now: now})
+				if err != nil {
+					t.Fatal(err)
+				}
+				rows, err := store.DB().QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+query, args...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var plan []string
+				for rows.Next() {
+					var id, parent, unused int
+					var detail string
+					if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+						t.Fatal(err)
+					}
+					plan = append(plan, detail)
+				}
+				rows.Close()
+				joined := strings.Join(plan, "; ")
+				if strings.Contains(joined, "TEMP B-TREE") || !strings.Contains(joined, "USING INDEX") {
+					t.Errorf("stage %q sort %s cursor %v: plan %q sorts or scans", stage, sort, after != nil, joined)
+				}
+			}
 		}
 	}
 }

@@ -85,37 +85,11 @@ type ListQuery struct {
 // List returns up to Limit customers after After in the query's order, and
 // the key to continue from when there are more.
 func (q *Queries) List(ctx context.Context, lq ListQuery) ([]Customer, *Key, error) {
-	col := map[string]string{SortCreatedAt: "created_at", SortLastOrderAt: "last_order_at", SortTotalSpent: "total_spent"}[lq.Sort]
-	if col == "" {
-		return nil, nil, domain.Invalid("sort", "unknown sort field")
+	query, args, err := listSQL(lq)
+	if err != nil {
+		return nil, nil, err
 	}
-	var where strings.Builder
-	args := []any{lq.Shop}
-	where.WriteString("shop_id = ?")
-	if lq.Stage != "" {
-		cond, stageArgs, err := stageCondition(lq.Stage, lq.Now)
-		if err != nil {
-			return nil, nil, err
-		}
-		// The stored stage picks the index that serves the order asked;
-		// the exact condition at lq.Now drops a customer whose last order
-		// aged past a threshold since the last upkeep (it is listed under
-		// its new stage after the next one, at most a minute later).
-		where.WriteString(" AND stage = ? AND " + cond)
-		args = append(args, lq.Stage)
-		args = append(args, stageArgs...)
-	}
-	dir, cmp := "ASC", ">"
-	if lq.Desc {
-		dir, cmp = "DESC", "<"
-	}
-	if lq.After != nil {
-		fmt.Fprintf(&where, " AND (%s, customer_id) %s (?, ?)", col, cmp)
-		args = append(args, lq.After.Value, lq.After.ID)
-	}
-	args = append(args, lq.Limit+1)
-	rows, err := q.db.QueryContext(ctx, `SELECT `+columns+` FROM customers WHERE `+where.String()+
-		fmt.Sprintf(` ORDER BY %s %s, customer_id %s LIMIT ?`, col, dir, dir), args...)
+	rows, err := q.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("list customers: %w", err)
 	}
@@ -139,6 +113,41 @@ func (q *Queries) List(ctx context.Context, lq ListQuery) ([]Customer, *Key, err
 	return out, &Key{Value: sortValue(&last, lq.Sort), ID: last.ID}, nil
 }
 
+// listSQL is the query of a list page and its arguments.
+func listSQL(lq ListQuery) (string, []any, error) {
+	col := map[string]string{SortCreatedAt: "created_at", SortLastOrderAt: "last_order_at", SortTotalSpent: "total_spent"}[lq.Sort]
+	if col == "" {
+		return "", nil, domain.Invalid("sort", "unknown sort field")
+	}
+	var where strings.Builder
+	args := []any{lq.Shop}
+	where.WriteString("shop_id = ?")
+	if lq.Stage != "" {
+		cond, stageArgs, err := stageCondition(lq.Stage, lq.Now)
+		if err != nil {
+			return "", nil, err
+		}
+		// The stored stage picks the index that serves the order asked;
+		// the exact condition at lq.Now drops a customer whose last order
+		// aged past a threshold since the last upkeep (it is listed under
+		// its new stage after the next one, at most a minute later).
+		where.WriteString(" AND stage = ? AND " + cond)
+		args = append(args, lq.Stage)
+		args = append(args, stageArgs...)
+	}
+	dir, cmp := "ASC", ">"
+	if lq.Desc {
+		dir, cmp = "DESC", "<"
+	}
+	if lq.After != nil {
+		fmt.Fprintf(&where, " AND (%s, customer_id) %s (?, ?)", col, cmp)
+		args = append(args, lq.After.Value, lq.After.ID)
+	}
+	args = append(args, lq.Limit+1)
+	return `SELECT ` + columns + ` FROM customers WHERE ` + where.String() +
+		fmt.Sprintf(` ORDER BY %s %s, customer_id %s LIMIT ?`, col, dir, dir), args, nil
+}
+
 func sortValue(c *Customer, sort string) int64 {
 	switch sort {
 	case SortLastOrderAt:
@@ -156,17 +165,22 @@ func sortValue(c *Customer, sort string) int64 {
 // stageCondition is domain.LifecycleStage as a SQL condition over the
 // indexed columns, so a stage filter needs no stored stage that would go
 // stale as time passes.
+//
+// The terms on last_order_at are written +last_order_at: with a stage
+// stored, the index to walk is the one of the sort key, and a range on
+// last_order_at would otherwise lead the planner to the last-order index
+// and a sort of the whole stage.
 func stageCondition(stage string, now time.Time) (string, []any, error) {
 	atRisk := now.Add(-domain.AtRiskAfter).UnixMicro()
 	churned := now.Add(-domain.ChurnedAfter).UnixMicro()
-	recent := "(last_order_at = 0 OR last_order_at >= ?)"
+	recent := "(+last_order_at = 0 OR +last_order_at >= ?)"
 	switch stage {
 	case domain.StageProspect:
 		return "orders_count <= 0", nil, nil
 	case domain.StageChurned:
-		return "orders_count >= 1 AND last_order_at <> 0 AND last_order_at < ?", []any{churned}, nil
+		return "orders_count >= 1 AND +last_order_at <> 0 AND +last_order_at < ?", []any{churned}, nil
 	case domain.StageAtRisk:
-		return "orders_count >= 1 AND last_order_at >= ? AND last_order_at < ?", []any{churned, atRisk}, nil
+		return "orders_count >= 1 AND +last_order_at >= ? AND +last_order_at < ?", []any{churned, atRisk}, nil
 	case domain.StageNew:
 		return "orders_count = 1 AND " + recent, []any{atRisk}, nil
 	case domain.StageActive:
