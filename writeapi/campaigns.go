@@ -181,11 +181,7 @@ func (c *Campaigns) handleCampaignCreate(w http.ResponseWriter, r *http.Request)
 func (c *Campaigns) handleCampaignLaunch(w http.ResponseWriter, r *http.Request) {
 	p, _ := auth.FromContext(r.Context())
 	id := mux.Vars(r)["id"]
-	channel, templateID, err := c.cmds.CampaignTemplate(r.Context(), p.ShopID, id)
-	approved := false
-	if err == nil && channel == domain.ChannelWhatsApp {
-		approved, err = c.templates.TemplateApproved(r.Context(), p.ShopID, templateID)
-	}
+	approved, err := c.templateApproved(r.Context(), p.ShopID, id)
 	var res commands.Result
 	var ev *domain.CampaignLaunched
 	if err == nil {
@@ -195,12 +191,29 @@ func (c *Campaigns) handleCampaignLaunch(w http.ResponseWriter, r *http.Request)
 		httpapi.WriteError(w, r, err)
 		return
 	}
+	c.answer(w, r, p.ShopID, id, res, func(cam *campaigns.Campaign) {
+		cam.Status, cam.LaunchedAt, cam.UpdatedAt = ev.Status, ev.LaunchedAt, ev.LaunchedAt
+	})
+}
+
+// templateApproved reads whether the campaign's WhatsApp template is
+// approved (false for e-mail, which has none and does not need it), from the messaging read
+// model, for the commands that decide between sending and
+// awaiting_approval.
+func (c *Campaigns) templateApproved(ctx context.Context, shop, id string) (bool, error) {
+	channel, templateID, err := c.cmds.CampaignTemplate(ctx, shop, id)
+	if err != nil || channel != domain.ChannelWhatsApp {
+		return false, err
+	}
+	return c.templates.TemplateApproved(ctx, shop, templateID)
+}
+
+// answer serves a campaign after a write: 200 with the read model's row
+// once caught up with res (bounded), else with patch applied to it.
+func (c *Campaigns) answer(w http.ResponseWriter, r *http.Request, shop, id string, res commands.Result, patch func(*campaigns.Campaign)) {
 	readapi.ServeWritten(w, r, c.wait, campaigns.Name, res.Position, http.StatusOK,
-		func(ctx context.Context) (*campaigns.Campaign, error) { return c.q.Campaign(ctx, p.ShopID, id) },
-		func(cam *campaigns.Campaign) {
-			cam.Status, cam.LaunchedAt, cam.UpdatedAt = ev.Status, ev.LaunchedAt, ev.LaunchedAt
-		},
-		readapi.CampaignResource)
+		func(ctx context.Context) (*campaigns.Campaign, error) { return c.q.Campaign(ctx, shop, id) },
+		patch, readapi.CampaignResource)
 }
 
 // handleCampaignPause pauses a scheduled, sending or awaiting_approval
@@ -214,12 +227,9 @@ func (c *Campaigns) handleCampaignPause(w http.ResponseWriter, r *http.Request) 
 		httpapi.WriteError(w, r, err)
 		return
 	}
-	readapi.ServeWritten(w, r, c.wait, campaigns.Name, res.Position, http.StatusOK,
-		func(ctx context.Context) (*campaigns.Campaign, error) { return c.q.Campaign(ctx, p.ShopID, id) },
-		func(cam *campaigns.Campaign) {
-			cam.Status, cam.PausedReason, cam.PausedAt, cam.UpdatedAt = domain.CampaignStatusPaused, ev.Reason, ev.PausedAt, ev.PausedAt
-		},
-		readapi.CampaignResource)
+	c.answer(w, r, p.ShopID, id, res, func(cam *campaigns.Campaign) {
+		cam.Status, cam.PausedReason, cam.PausedAt, cam.UpdatedAt = domain.CampaignStatusPaused, ev.Reason, ev.PausedAt, ev.PausedAt
+	})
 }
 
 // handleCampaignResume resumes a paused campaign (no body). The
@@ -229,11 +239,7 @@ func (c *Campaigns) handleCampaignPause(w http.ResponseWriter, r *http.Request) 
 func (c *Campaigns) handleCampaignResume(w http.ResponseWriter, r *http.Request) {
 	p, _ := auth.FromContext(r.Context())
 	id := mux.Vars(r)["id"]
-	channel, templateID, err := c.cmds.CampaignTemplate(r.Context(), p.ShopID, id)
-	approved := false
-	if err == nil && channel == domain.ChannelWhatsApp {
-		approved, err = c.templates.TemplateApproved(r.Context(), p.ShopID, templateID)
-	}
+	approved, err := c.templateApproved(r.Context(), p.ShopID, id)
 	var res commands.Result
 	var ev *domain.CampaignResumed
 	if err == nil {
@@ -243,10 +249,7 @@ func (c *Campaigns) handleCampaignResume(w http.ResponseWriter, r *http.Request)
 		httpapi.WriteError(w, r, err)
 		return
 	}
-	readapi.ServeWritten(w, r, c.wait, campaigns.Name, res.Position, http.StatusOK,
-		func(ctx context.Context) (*campaigns.Campaign, error) { return c.q.Campaign(ctx, p.ShopID, id) },
-		func(cam *campaigns.Campaign) {
-			cam.Status, cam.PausedReason, cam.PausedAt, cam.UpdatedAt = ev.Status, "", time.Time{}, ev.ResumedAt
-		},
-		readapi.CampaignResource)
+	c.answer(w, r, p.ShopID, id, res, func(cam *campaigns.Campaign) {
+		cam.Status, cam.PausedReason, cam.PausedAt, cam.UpdatedAt = ev.Status, "", time.Time{}, ev.ResumedAt
+	})
 }
