@@ -105,6 +105,21 @@ func orderFilters(withCustomer bool) []filterCase {
 
 var orderSortAttrs = map[string]string{"created_at": "created_at", "updated_at": "updated_at", "total_price": "total_price"}
 
+// creditedTo: an attribution record has a touch of the channel.
+func creditedTo(channel string) func(map[string]any) bool {
+	return func(r map[string]any) bool {
+		models, _ := attr(r, "models").(map[string]any)
+		for _, credits := range models {
+			for _, c := range toMaps(credits) {
+				if c["channel"] == channel {
+					return true
+				}
+			}
+		}
+		return false
+	}
+}
+
 func contractRows() []contractRow {
 	customerInclude := []includeCase{{value: "customer", rel: "customer", typ: "customer", key: strAttr("customer_id")}}
 	return []contractRow{
@@ -137,7 +152,12 @@ func contractRows() []contractRow {
 		{method: "GET", path: "/api/v1/orders/{order_id}", url: func(f *contractFixture) string { return "/api/v1/orders/" + f.orders[0] },
 			scope: "orders:read", status: 200, include: customerInclude},
 		{method: "GET", path: "/api/v1/attribution", url: path("/api/v1/attribution"), scope: "attribution:read", status: 200,
-			missing: "GET /api/v1/attribution is not built yet (its own issue, with include=touchpoints)"},
+			list: &listContract{sorts: map[string]string{"ordered_at": "ordered_at"}, defaultSort: "-ordered_at",
+				filters: []filterCase{
+					{query: "filter[date_from]=2026-03-10", holds: func(r map[string]any) bool { return attr(r, "ordered_at").(string) >= "2026-03-10" }, narrows: true},
+					{query: "filter[date_to]=2026-03-10", holds: func(r map[string]any) bool { return attr(r, "ordered_at").(string) < "2026-03-11" }, narrows: true},
+					{query: "filter[channel]=paid_search", holds: creditedTo("paid_search")}},
+				expect: func(f *contractFixture) []string { return f.orders }}},
 		{method: "GET", path: "/api/v1/campaigns", url: path("/api/v1/campaigns"), scope: "campaigns:read", status: 200,
 			include: []includeCase{{value: "audience", rel: "audience", typ: "audience", key: strAttr("audience_id")}},
 			list: &listContract{sorts: map[string]string{"created_at": "created_at"}, defaultSort: "-created_at",
@@ -291,6 +311,7 @@ func checkAllowLists(t *testing.T, rows []contractRow) {
 		"/api/v1/seo-intelligence/keywords":      readapi.KeywordListSpec,
 		"/api/v1/customers":                      readapi.CustomerListSpec,
 		"/api/v1/orders":                         readapi.OrderListSpec(),
+		"/api/v1/attribution":                    readapi.AttributionListSpec,
 		"/api/v1/campaigns":                      readapi.CampaignListSpec,
 		"/api/v1/journeys":                       readapi.JourneyListSpec,
 		"/api/v1/journeys/{id}/enrollments":      readapi.EnrollmentListSpec("jrn_x"),

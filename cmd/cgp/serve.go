@@ -112,6 +112,7 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 	projectors = append(projectors, campaignsProjectors(a)...)
 	projectors = append(projectors, journeysProjectors(a)...)
 	projectors = append(projectors, intelligenceProjectors(a)...)
+	projectors = append(projectors, attributionProjectors(a)...)
 	for _, p := range projectors {
 		if err := store.Migrate(ctx, p.Name, p.Migrations); err != nil {
 			return nil, errors.Join(fmt.Errorf("migrate %s: %w", p.Name, err), store.Close())
@@ -161,6 +162,7 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 	mountCampaigns(a, r, idem)
 	mountJourneys(a, r, idem)
 	mountIntelligence(a, r, idem)
+	mountAttribution(a, r, idem)
 	writeapi.NewAPIKeys(core.Commands, authn, idem, directory{a.Tenancy}, time.Now).Routes(r)
 	readapi.NewUsage(readapi.UsageConfig{Auth: authn, Keys: imageKeyFinder{a.Tenancy}, Uses: a.LastUse, Plans: directory{a.Tenancy},
 		Tokens: directory{a.Tenancy}, Credits: readapi.DefaultAICredits(), Now: time.Now}).Routes(r)

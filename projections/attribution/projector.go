@@ -1,0 +1,257 @@
+// Package attribution is the read model of marketing attribution per shop:
+// the touchpoints of customers and pixel visitors (checkouts, orders'
+// landing sites, the storefront pixel's landings), one row per order, and
+// the credit each touchpoint of an order earns under the six models of the
+// pure package attribution.
+//
+// An order's credits are computed when the order (or a refund of it) is
+// folded, from the touchpoints the read model has at that moment: the
+// customer's touchpoints in the lookback window (30 days, attribution's
+// defaults), one per session, and the order's own landing. A touchpoint
+// folded after its order (a late checkout snapshot, say) does not change
+// the credits of orders already folded; the next snapshot or refund of the
+// order does. Pixel touchpoints are kept under the visitor's anonymous id:
+// no event links an anonymous id to a customer yet, so they are not
+// credited to customers' orders. Only pixel events that carry landing data
+// (UTM parameters, a click id or an outside referrer) are kept; internal
+// navigation is not a touchpoint. Touchpoints keep no personal data beyond
+// ids: no URL query besides attribution parameters, the referrer's host
+// only. Everything is deterministic, so a replay gives equal rows.
+package attribution
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	attr "github.com/cgp-platform/cgp/attribution"
+	"github.com/cgp-platform/cgp/domain"
+	"github.com/cgp-platform/cgp/envelope"
+	"github.com/cgp-platform/cgp/eventlog"
+	"github.com/cgp-platform/cgp/projections"
+	"github.com/cgp-platform/cgp/readmodel"
+)
+
+// Name is the projector's stable name.
+const Name = "attribution"
+
+var migrations = []readmodel.Migration{{Version: 1, SQL: `
+CREATE TABLE touchpoints (
+	touchpoint_id TEXT PRIMARY KEY,
+	shop_id       TEXT NOT NULL,
+	customer_id   TEXT NOT NULL DEFAULT '',
+	anonymous_id  TEXT NOT NULL DEFAULT '',
+	occurred_at   INTEGER NOT NULL,
+	kind          TEXT NOT NULL,
+	channel       TEXT NOT NULL,
+	source        TEXT NOT NULL DEFAULT '',
+	campaign      TEXT NOT NULL DEFAULT '',
+	landing_path  TEXT NOT NULL DEFAULT '',
+	referrer_host TEXT NOT NULL DEFAULT '',
+	utm_source    TEXT NOT NULL DEFAULT '',
+	utm_medium    TEXT NOT NULL DEFAULT '',
+	utm_campaign  TEXT NOT NULL DEFAULT '',
+	utm_term      TEXT NOT NULL DEFAULT '',
+	utm_content   TEXT NOT NULL DEFAULT '',
+	click_id_kind TEXT NOT NULL DEFAULT '',
+	version       INTEGER NOT NULL
+);
+CREATE INDEX touchpoints_customer ON touchpoints (shop_id, customer_id, occurred_at);
+CREATE INDEX touchpoints_anonymous ON touchpoints (shop_id, anonymous_id, occurred_at);
+CREATE TABLE attribution_orders (
+	order_id    TEXT PRIMARY KEY,
+	shop_id     TEXT NOT NULL,
+	customer_id TEXT NOT NULL DEFAULT '',
+	ordered_at  INTEGER NOT NULL,
+	revenue     INTEGER NOT NULL DEFAULT 0,
+	refunded    INTEGER NOT NULL DEFAULT 0,
+	currency    TEXT NOT NULL DEFAULT '',
+	version     INTEGER NOT NULL
+);
+CREATE INDEX attribution_orders_shop_ordered ON attribution_orders (shop_id, ordered_at, order_id);
+CREATE TABLE attribution_refunds (
+	refund_id TEXT PRIMARY KEY,
+	shop_id   TEXT NOT NULL,
+	order_id  TEXT NOT NULL,
+	amount    INTEGER NOT NULL
+);
+CREATE INDEX attribution_refunds_order ON attribution_refunds (order_id);
+CREATE TABLE attribution_credits (
+	order_id      TEXT NOT NULL,
+	model         TEXT NOT NULL,
+	touchpoint_id TEXT NOT NULL,
+	shop_id       TEXT NOT NULL,
+	position      INTEGER NOT NULL,
+	channel       TEXT NOT NULL,
+	source        TEXT NOT NULL DEFAULT '',
+	campaign      TEXT NOT NULL DEFAULT '',
+	weight        REAL NOT NULL,
+	revenue       INTEGER NOT NULL,
+	refunded      INTEGER NOT NULL,
+	PRIMARY KEY (order_id, model, touchpoint_id)
+);
+`}}
+
+var handledTypes = []string{"CheckoutRecorded", "StorefrontEventRecorded", "OrderRecorded", "RefundRecorded"}
+
+// Projector returns the attribution projector with the default settings
+// (attribution.Config's defaults).
+func Projector(codec *envelope.Codec) projections.Projector {
+	return ProjectorWith(codec, attr.Config{})
+}
+
+// ProjectorWith returns the attribution projector with cfg.
+func ProjectorWith(codec *envelope.Codec, cfg attr.Config) projections.Projector {
+	p := &projector{cfg: cfg.WithDefaults()}
+	return projections.Projector{
+		Name:       Name,
+		Migrations: migrations,
+		Types:      handledTypes,
+		Handle:     projections.Decoding(codec, handledTypes, p.apply),
+	}
+}
+
+type projector struct{ cfg attr.Config }
+
+func (p *projector) apply(ctx context.Context, tx *sql.Tx, e *eventlog.Event, d envelope.Decoded) error {
+	pos := int64(e.Position)
+	var err error
+	switch ev := d.Event.(type) {
+	case *domain.CheckoutRecorded:
+		if tp, ok := attr.FromCheckout(ev); ok {
+			err = upsertTouchpoint(ctx, tx, &tp, pos)
+		}
+	case *domain.StorefrontEventRecorded:
+		tp := attr.FromStorefrontEvent(e.ID.String(), ev)
+		if tp.UTM != (attr.UTM{}) || tp.ClickIDs != (attr.ClickIDs{}) || tp.ReferrerHost != "" {
+			err = upsertTouchpoint(ctx, tx, &tp, pos)
+		}
+	case *domain.OrderRecorded:
+		err = p.applyOrder(ctx, tx, ev, pos)
+	case *domain.RefundRecorded:
+		_, err = tx.ExecContext(ctx, `INSERT INTO attribution_refunds (refund_id, shop_id, order_id, amount) VALUES (?, ?, ?, ?)
+			ON CONFLICT (refund_id) DO NOTHING`, ev.RefundID, ev.ShopID, ev.OrderID, int64(ev.Amount))
+		if err == nil {
+			err = p.recompute(ctx, tx, ev.OrderID)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("attribution %s: %w", e.Type, err)
+	}
+	return nil
+}
+
+// clickIDKind names the first click id a landing carries.
+func clickIDKind(c attr.ClickIDs) string {
+	for _, kv := range [...][2]string{{"gclid", c.GCLID}, {"gbraid", c.GBRAID}, {"wbraid", c.WBRAID}, {"fbclid", c.FBCLID},
+		{"ttclid", c.TTCLID}, {"msclkid", c.MSCLKID}, {"li_fat_id", c.LiFatID}} {
+		if kv[1] != "" {
+			return kv[0]
+		}
+	}
+	return ""
+}
+
+// upsertTouchpoint stores a touchpoint; a later snapshot of the same one
+// (a checkout's) may add its customer.
+func upsertTouchpoint(ctx context.Context, tx *sql.Tx, tp *attr.Touchpoint, pos int64) error {
+	class := attr.Classify(tp.Landing)
+	_, err := tx.ExecContext(ctx, `
+INSERT INTO touchpoints (touchpoint_id, shop_id, customer_id, anonymous_id, occurred_at, kind, channel, source, campaign,
+	landing_path, referrer_host, utm_source, utm_medium, utm_campaign, utm_term, utm_content, click_id_kind, version)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (touchpoint_id) DO UPDATE SET
+	customer_id = CASE WHEN excluded.customer_id <> '' THEN excluded.customer_id ELSE touchpoints.customer_id END,
+	version = excluded.version
+WHERE touchpoints.version < excluded.version`,
+		tp.ID, tp.ShopID, tp.CustomerID, tp.AnonymousID, readmodel.Micros(tp.OccurredAt), string(tp.Kind), string(class.Channel),
+		class.Source, class.Campaign, tp.Path, tp.ReferrerHost, tp.UTM.Source, tp.UTM.Medium, tp.UTM.Campaign, tp.UTM.Term,
+		tp.UTM.Content, clickIDKind(tp.ClickIDs), pos)
+	return err
+}
+
+func (p *projector) applyOrder(ctx context.Context, tx *sql.Tx, ev *domain.OrderRecorded, pos int64) error {
+	if ev.Stale {
+		return nil
+	}
+	if tp, ok := attr.FromOrder(ev); ok {
+		if err := upsertTouchpoint(ctx, tx, &tp, pos); err != nil {
+			return err
+		}
+	}
+	o := attr.NewOrder(ev)
+	res, err := tx.ExecContext(ctx, `
+INSERT INTO attribution_orders (order_id, shop_id, customer_id, ordered_at, revenue, refunded, currency, version)
+VALUES (?, ?, ?, ?, ?, (SELECT COALESCE(SUM(amount), 0) FROM attribution_refunds WHERE order_id = ?), ?, ?)
+ON CONFLICT (order_id) DO UPDATE SET customer_id = excluded.customer_id, ordered_at = excluded.ordered_at,
+	revenue = excluded.revenue, currency = excluded.currency, version = excluded.version
+WHERE attribution_orders.version < excluded.version`,
+		ev.OrderID, ev.ShopID, ev.CustomerID, readmodel.Micros(o.At), int64(o.Revenue), ev.OrderID, ev.Currency, pos)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return nil // an older snapshot replayed
+	}
+	return p.recompute(ctx, tx, ev.OrderID)
+}
+
+// recompute replaces the credits of an order (nothing when the order is
+// not folded yet: its refunds wait for it) from its row, its refunds and
+// the touchpoints of its customer.
+func (p *projector) recompute(ctx context.Context, tx *sql.Tx, orderID string) error {
+	var shop, customer string
+	var at, revenue int64
+	err := tx.QueryRowContext(ctx, `SELECT shop_id, customer_id, ordered_at, revenue FROM attribution_orders WHERE order_id = ?`,
+		orderID).Scan(&shop, &customer, &at, &revenue)
+	if err == sql.ErrNoRows {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var refunded int64
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(amount), 0) FROM attribution_refunds WHERE order_id = ?`, orderID).Scan(&refunded); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE attribution_orders SET refunded = ? WHERE order_id = ?`, refunded, orderID); err != nil {
+		return err
+	}
+	order := attr.Order{ID: orderID, At: readmodel.Time(at), Revenue: domain.Amount(revenue), Refunded: domain.Amount(refunded)}
+	from := order.At.Add(-p.cfg.Lookback)
+	rows, err := tx.QueryContext(ctx, `SELECT `+touchpointColumns+` FROM touchpoints
+		WHERE shop_id = ? AND ((customer_id = ? AND ? <> '') OR touchpoint_id = ?) AND occurred_at >= ? AND occurred_at <= ?`,
+		shop, customer, customer, orderID, readmodel.Micros(from), at)
+	if err != nil {
+		return err
+	}
+	var tps []attr.Touchpoint
+	for rows.Next() {
+		t, err := scanTouchpoint(rows)
+		if err != nil {
+			rows.Close()
+			return err
+		}
+		tps = append(tps, t.touchpoint())
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	result := attr.Attribute(p.cfg, order, attr.Landings(attr.Sessionize(tps, p.cfg.SessionTimeout)))
+	if _, err := tx.ExecContext(ctx, `DELETE FROM attribution_credits WHERE order_id = ?`, orderID); err != nil {
+		return err
+	}
+	for i, touch := range result.Touches {
+		for _, m := range attr.Models() {
+			c := touch.Credit(m)
+			if _, err := tx.ExecContext(ctx, `INSERT INTO attribution_credits (order_id, model, touchpoint_id, shop_id, position,
+				channel, source, campaign, weight, revenue, refunded) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				orderID, m.String(), touch.Touchpoint.ID, shop, i, string(touch.Class.Channel), touch.Class.Source,
+				touch.Class.Campaign, c.Weight, int64(c.Revenue), int64(c.Refunded)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
