@@ -524,12 +524,23 @@ func (r *Runtime) upkeep(p *projector, done <-chan struct{}) {
 	}
 	t := time.NewTicker(every)
 	defer t.Stop()
+	// A stop does not wait for an upkeep: it is cancelled, rolled back,
+	// and done again at the next start.
+	base, stop := context.WithCancel(context.Background())
+	defer stop()
+	go func() {
+		select {
+		case <-done:
+			stop()
+		case <-base.Done():
+		}
+	}()
 	for {
-		ctx, cancel := context.WithTimeout(context.Background(), r.cfg.HandleTimeout)
+		ctx, cancel := context.WithTimeout(base, r.cfg.HandleTimeout)
 		now := r.cfg.Now()
 		err := r.cfg.Store.Maintain(ctx, func(tx *sql.Tx) error { return p.Upkeep(ctx, tx, now) })
 		cancel()
-		if err != nil {
+		if err != nil && base.Err() == nil {
 			r.log.Warn().Err(err).Str("projector", p.Name).Msg("projector upkeep")
 		}
 		select {
