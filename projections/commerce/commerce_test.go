@@ -1,25 +1,13 @@
 package commerce_test
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"flag"
-	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/gorilla/mux"
-
-	"github.com/cgp-platform/cgp/domain"
-	"github.com/cgp-platform/cgp/eventlog"
-	"github.com/cgp-platform/cgp/ingest"
-	"github.com/cgp-platform/cgp/ingest/shopify"
+	"github.com/cgp-platform/cgp/internal/goldenshop"
 	"github.com/cgp-platform/cgp/internal/testenv"
 	"github.com/cgp-platform/cgp/projections/commerce"
 )
@@ -32,52 +20,6 @@ var tables = map[string]string{
 	"product_variants": "shop_id, variant_id", "inventory_levels": "level_id", "carts": "cart_id",
 	"checkouts": "checkout_id", "subscription_contracts": "subscription_id",
 	"billing_attempts": "subscription_id, attempt_id", "themes": "theme_id", "privacy_requests": "event_id",
-}
-
-type oneShop struct{}
-
-func (oneShop) ShopByDomain(_ context.Context, d string) (*ingest.Shop, error) {
-	if d != "golden.example" {
-		return nil, domain.NotFound("shop")
-	}
-	return &ingest.Shop{ID: "shop_golden", WebhookSecret: "golden-secret-0123456789"}, nil
-}
-
-// deliverAll posts every topic's fixture through the real commerce
-// receiver, in the specification's order, and returns the last position.
-func deliverAll(t *testing.T, core *testenv.Core) eventlog.Position {
-	t.Helper()
-	r := mux.NewRouter()
-	ingest.NewCommerce(oneShop{}, core.Commands, 0).Routes(r)
-	srv := httptest.NewServer(r)
-	defer srv.Close()
-	var last eventlog.Position
-	for _, topic := range shopify.Topics() {
-		body, err := os.ReadFile(filepath.Join("..", "..", "ingest", "shopify", "testdata", strings.ReplaceAll(topic, "/", "_")+".json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/webhooks/events", bytes.NewReader(body))
-		req.Header.Set(ingest.HeaderHMAC, ingest.SignCommerce([]byte("golden-secret-0123456789"), body))
-		req.Header.Set(ingest.HeaderWebhookID, "golden-"+topic)
-		req.Header.Set(ingest.HeaderTopic, topic)
-		req.Header.Set(ingest.HeaderShopDomain, "golden.example")
-		req.Header.Set(ingest.HeaderTriggeredAt, "2026-03-20T08:00:00Z")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("%s: %d", topic, resp.StatusCode)
-		}
-		var pos eventlog.Position
-		if err := json.Unmarshal([]byte(resp.Header.Get("X-Event-Position")), &pos); err != nil {
-			t.Fatal(err)
-		}
-		last = max(last, pos)
-	}
-	return last
 }
 
 func dumpAll(t *testing.T, rs *testenv.ReadSide) map[string][]map[string]any {
@@ -97,7 +39,7 @@ func TestReadModelMatchesGoldenAndReplay(t *testing.T) {
 	clock := time.Date(2026, 3, 20, 9, 0, 0, 0, time.UTC)
 	core := testenv.New(t, func() time.Time { return clock })
 	live := core.ReadSide(t, commerce.Projector(core.Codec))
-	last := deliverAll(t, core)
+	last := goldenshop.DeliverAll(t, core)
 	live.WaitFor(t, last)
 	got := dumpAll(t, live)
 	b, err := json.MarshalIndent(got, "", "  ")
