@@ -164,7 +164,16 @@ type Runtime struct {
 	changed    chan struct{} // closed and replaced when a checkpoint moves
 	done       chan struct{} // closed by Close
 	running    chan struct{} // closed once every projector follows the log
+	runOnce    sync.Once     // closes running
 	runDone    chan struct{} // closed when Run returns
+	reload     *reloadRequest
+	reloadWake chan struct{} // closed by Reload, replaced when Run takes it
+}
+
+// reloadRequest is a Reload waiting for Run to pause.
+type reloadRequest struct {
+	fn   func(context.Context) error
+	done chan error
 }
 
 type projector struct {
@@ -192,6 +201,7 @@ func New(cfg Config) (*Runtime, error) {
 		done:       make(chan struct{}),
 		running:    make(chan struct{}),
 		runDone:    make(chan struct{}),
+		reloadWake: make(chan struct{}),
 	}
 	r.metrics = newMetrics(r)
 	if err := r.metrics.register(cfg.Registry); err != nil {
@@ -252,32 +262,79 @@ func (r *Runtime) Run(ctx context.Context) error {
 	r.mu.Unlock()
 	defer close(r.runDone)
 
+	if err := r.load(ctx, projs); err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped while starting
+		}
+		return fmt.Errorf("run projections: %w", err)
+	}
+	for {
+		err := r.follow(ctx, projs)
+		r.mu.Lock()
+		req := r.reload
+		if req != nil {
+			r.reload = nil
+			r.reloadWake = make(chan struct{})
+		}
+		r.mu.Unlock()
+		if req == nil {
+			return err
+		}
+		if ferr := req.fn(ctx); ferr != nil {
+			req.done <- ferr // the store is as it was: go on
+			continue
+		}
+		// The store may hold other read models now: every checkpoint is
+		// read again, backwards too.
+		lerr := r.load(ctx, projs)
+		req.done <- lerr
+		if lerr != nil {
+			return fmt.Errorf("run projections: after reload: %w", lerr)
+		}
+	}
+}
+
+// load migrates every projector's tables and reads its checkpoint from the
+// store, replacing what the runtime knew.
+func (r *Runtime) load(ctx context.Context, projs []*projector) error {
 	for _, p := range projs {
 		if err := r.cfg.Store.Migrate(ctx, p.Name, p.Migrations); err != nil {
-			return fmt.Errorf("run projections: %w", err)
+			return err
 		}
 		// Read every checkpoint before the router starts: a failure
 		// inside the router's start would leave it waiting CloseTimeout.
 		cp, err := r.cfg.Store.Checkpoint(ctx, p.Name)
 		if err != nil {
-			return fmt.Errorf("run projections: %w", err)
+			return err
 		}
 		r.mu.Lock()
 		p.known = true
 		p.persisted = cp
-		r.advanceLocked(p, cp)
+		if cp != p.checkpoint {
+			p.checkpoint = cp
+			close(r.changed)
+			r.changed = make(chan struct{})
+		}
 		r.mu.Unlock()
 	}
+	return nil
+}
 
+// follow runs one router over every projector's subscription until ctx
+// ends, the runtime closes or a Reload pauses it.
+func (r *Runtime) follow(ctx context.Context, projs []*projector) error {
 	if len(projs) == 0 {
-		close(r.running)
+		r.runOnce.Do(func() { close(r.running) })
+		r.mu.Lock()
+		reload := r.reloadWake
+		r.mu.Unlock()
 		select {
 		case <-ctx.Done():
 		case <-r.done:
+		case <-reload:
 		}
 		return nil
 	}
-
 	router, err := message.NewRouter(message.RouterConfig{CloseTimeout: r.cfg.CloseTimeout}, eventbus.NewLogger(r.log))
 	if err != nil {
 		return fmt.Errorf("run projections: %w", err)
@@ -326,12 +383,17 @@ func (r *Runtime) Run(ctx context.Context) error {
 	}
 
 	r.mu.Lock()
-	if r.closed {
+	if r.closed || r.reload != nil {
 		r.mu.Unlock()
 		return nil
 	}
 	r.router = router
 	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		r.router = nil
+		r.mu.Unlock()
+	}()
 
 	// Reports readiness; exits when the router runs or Run returns.
 	exited := make(chan struct{})
@@ -339,7 +401,7 @@ func (r *Runtime) Run(ctx context.Context) error {
 	go func() {
 		select {
 		case <-router.Running():
-			close(r.running)
+			r.runOnce.Do(func() { close(r.running) })
 		case <-exited:
 		}
 	}()
@@ -359,6 +421,48 @@ func (r *Runtime) Run(ctx context.Context) error {
 		return fmt.Errorf("run projections: %w", err)
 	}
 	return nil
+}
+
+// Reload pauses the running projectors, runs fn (which may move the store
+// to other read models: readmodel/sqlite's Store.Switch), reads every
+// checkpoint from the store again and resumes each projector from it. It
+// returns fn's error, and projecting goes on from where it was: fn must
+// leave the store as it found it when it fails. When the store cannot be
+// read after a successful fn, Run stops with that error. Before Run has
+// started, fn runs at once. Queries keep being
+// answered during a reload: only projecting pauses.
+func (r *Runtime) Reload(ctx context.Context, fn func(context.Context) error) error {
+	req := &reloadRequest{fn: fn, done: make(chan error, 1)}
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return ErrClosed
+	}
+	if !r.started {
+		r.mu.Unlock()
+		return fn(ctx)
+	}
+	if r.reload != nil {
+		r.mu.Unlock()
+		return errors.New("projection runtime: a reload is already under way")
+	}
+	r.reload = req
+	router, wake := r.router, r.reloadWake
+	r.mu.Unlock()
+	close(wake)
+	if router != nil {
+		// Stops the handlers (up to CloseTimeout for those running);
+		// follow returns and Run serves the request.
+		_ = router.Close()
+	}
+	select {
+	case err := <-req.done:
+		return err
+	case <-r.runDone:
+		return ErrClosed
+	case <-ctx.Done():
+		return fmt.Errorf("reload: %w", ctx.Err())
+	}
 }
 
 // Close stops the runtime: it stops every projector, waiting up to

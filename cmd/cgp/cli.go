@@ -89,6 +89,7 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 		group("public-keys", "Manage storefront public keys", newPublicKeysCreate(cfg, stdout, stderr)),
 		group("image-keys", "Manage image-operations API keys", newImageKeysMint(cfg, stdout, stderr), newImageKeysImport(cfg, stdout, stderr)),
 		group("audit", "Check the event history", newAuditVerify(cfg, stdout, stderr)),
+		newReplayCommand(cfg, stdout, stderr),
 	)
 	root.AddCommand(messagingCommands(cfg, stdout, stderr)...)
 	root.AddCommand(marketplacesCommands(cfg, stdout, stderr)...)

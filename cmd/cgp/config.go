@@ -65,6 +65,9 @@ type Config struct {
 	DIDailyAt string
 	// diClock is the daily schedule's clock (time.Now when nil); tests set it.
 	diClock func() time.Time
+	// versionPoll is how often cgp serve checks which read-model version
+	// is live (a replay switches it); defaultVersionPoll when zero.
+	versionPoll time.Duration
 }
 
 // bindCommon registers the flags every command takes.

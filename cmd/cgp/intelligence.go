@@ -91,7 +91,11 @@ func newDIRun(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
 				return usageError{fmt.Errorf("flag --trigger: cli or schedule")}
 			}
 			return withCore(cmd.Context(), cfg, stderr, func(c *Core) error {
-				store, err := rmsqlite.Open(rmsqlite.Config{Path: c.Config.path("readmodels.db")})
+				path, err := c.Config.readModelPath()
+				if err != nil {
+					return err
+				}
+				store, err := rmsqlite.Open(rmsqlite.Config{Path: path})
 				if err != nil {
 					return fmt.Errorf("open read models: %w", err)
 				}

@@ -31,6 +31,7 @@ import (
 	"github.com/cgp-platform/cgp/projections/tenancy"
 	"github.com/cgp-platform/cgp/readapi"
 	rmsqlite "github.com/cgp-platform/cgp/readmodel/sqlite"
+	"github.com/cgp-platform/cgp/replay"
 	"github.com/cgp-platform/cgp/writeapi"
 )
 
@@ -50,14 +51,25 @@ type App struct {
 	LastUse     *lastuse.Store
 	Idempotency idempotency.Store
 	checks      *httpapi.Checks
+	// readModelsChanged drops what is cached from the read models (after a
+	// tenancy change, or a switch to another read-model version).
+	readModelsChanged func()
+	// dataDir holds the read-model versions the server follows.
+	dataDir string
+	// versionPoll is how often the live read-model version is checked.
+	versionPoll time.Duration
 }
 
 // OpenApp opens every store and builds the HTTP handler. It starts nothing:
 // Serve does.
 func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
-	a := &App{Core: core, Registry: prometheus.NewRegistry()}
+	a := &App{Core: core, Registry: prometheus.NewRegistry(), dataDir: cfg.DataDir, versionPoll: cfg.versionPoll}
 	a.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	store, err := rmsqlite.Open(rmsqlite.Config{Path: filepath.Join(cfg.DataDir, "readmodels.db"), NoSync: cfg.ReadModelNoSync})
+	rmPath, err := replay.Current(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	store, err := rmsqlite.Open(rmsqlite.Config{Path: rmPath, NoSync: cfg.ReadModelNoSync})
 	if err != nil {
 		return nil, fmt.Errorf("open read models: %w", err)
 	}
@@ -101,19 +113,11 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 		},
 	})
 	shops := shopFinder{q: a.Tenancy, cache: gencache.New[string, *ingest.Shop](10_000)}
-	tenancyChanged := func() {
+	a.readModelsChanged = func() {
 		a.Auth.Invalidate()
 		shops.cache.Invalidate()
 	}
-	projectors := []projections.Projector{tenancy.Projector(core.Codec, tenancyChanged), customers.Projector(core.Codec, nil),
-		commerce.Projector(core.Codec)}
-	projectors = append(projectors, messagingProjectors(a)...)
-	projectors = append(projectors, marketplacesProjectors(a)...)
-	projectors = append(projectors, campaignsProjectors(a)...)
-	projectors = append(projectors, journeysProjectors(a)...)
-	projectors = append(projectors, intelligenceProjectors(a)...)
-	projectors = append(projectors, attributionProjectors(a)...)
-	for _, p := range projectors {
+	for _, p := range allProjectors(a, a.readModelsChanged) {
 		if err := store.Migrate(ctx, p.Name, p.Migrations); err != nil {
 			return nil, errors.Join(fmt.Errorf("migrate %s: %w", p.Name, err), store.Close())
 		}
@@ -175,6 +179,21 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 	return a, nil
 }
 
+// allProjectors returns every projector and reactor of the service, in the
+// order the server registers them; a replay registers the same.
+// tenancyChanged is called after each change of the tenancy read model.
+func allProjectors(a *App, tenancyChanged func()) []projections.Projector {
+	projectors := []projections.Projector{tenancy.Projector(a.Codec, tenancyChanged), customers.Projector(a.Codec, nil),
+		commerce.Projector(a.Codec)}
+	projectors = append(projectors, messagingProjectors(a)...)
+	projectors = append(projectors, marketplacesProjectors(a)...)
+	projectors = append(projectors, campaignsProjectors(a)...)
+	projectors = append(projectors, journeysProjectors(a)...)
+	projectors = append(projectors, intelligenceProjectors(a)...)
+	projectors = append(projectors, attributionProjectors(a)...)
+	return projectors
+}
+
 // Serve runs the projections and the HTTP server on ln until ctx ends,
 // then drains in-flight requests, stops the projections and flushes the
 // event log.
@@ -193,11 +212,13 @@ func (a *App) Serve(ctx context.Context, ln net.Listener, grace time.Duration) e
 			a.Logger.Warn().Err(err).Msg("saving token last-use times and request counts")
 		})
 	}()
-	diDone := a.startDISchedule(runCtx) // dischedule.go
+	diDone := a.startDISchedule(runCtx)               // dischedule.go
+	versionsDone := a.followReadModelVersions(runCtx) // replay.go
 	srv.OnShutdown(func(context.Context) error {
 		cancelRuntime()
-		<-usesDone // the last flush of last-use times is done
-		<-diDone   // the daily decision-intelligence schedule stopped
+		<-usesDone     // the last flush of last-use times is done
+		<-diDone       // the daily decision-intelligence schedule stopped
+		<-versionsDone // no switch of read-model version under way
 		return errors.Join(a.Runtime.Close(), <-runtimeDone)
 	})
 	return srv.Run(ctx)

@@ -17,18 +17,28 @@ import (
 // query holds driver parameters (e.g. "_txlock=immediate"); pragmas run on
 // every new connection.
 func Connector(path, query, pragmas string) driver.Connector {
-	dsn := "file:" + (&url.URL{Path: path}).EscapedPath()
+	return &connector{dsn: dsn(path, query), driver: &sqlite3.SQLiteDriver{ConnectHook: pragmaHook(pragmas)}}
+}
+
+// dsn is the file: URI of path with the driver parameters of query.
+func dsn(path, query string) string {
+	d := "file:" + (&url.URL{Path: path}).EscapedPath()
 	if query != "" {
-		dsn += "?" + query
+		d += "?" + query
 	}
-	return &connector{
-		dsn: dsn,
-		driver: &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
-			if _, err := c.Exec(pragmas, nil); err != nil {
-				return fmt.Errorf("set pragmas: %w", err)
-			}
+	return d
+}
+
+// pragmaHook runs pragmas on every new connection (none when empty).
+func pragmaHook(pragmas string) func(*sqlite3.SQLiteConn) error {
+	return func(c *sqlite3.SQLiteConn) error {
+		if pragmas == "" {
 			return nil
-		}},
+		}
+		if _, err := c.Exec(pragmas, nil); err != nil {
+			return fmt.Errorf("set pragmas: %w", err)
+		}
+		return nil
 	}
 }
 

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -43,6 +43,12 @@ type Config struct {
 	// the page cache). Default false (synchronous=NORMAL: fsync at each
 	// WAL checkpoint).
 	NoSync bool
+	// Build, when true, is for building a version nobody reads yet (a
+	// replay): the rollback journal is kept in memory instead of a WAL and
+	// nothing is fsynced, so each page reaches the file once per commit
+	// instead of twice. A crash may leave the file unusable (a replay then
+	// starts it again); Finish makes it an ordinary WAL file.
+	Build bool
 	// Now stamps checkpoints, migrations and parked events. Default
 	// time.Now.
 	Now func() time.Time
@@ -75,8 +81,15 @@ func (c *Config) setDefaults() {
 	}
 }
 
+func (c Config) journal() string {
+	if c.Build {
+		return "MEMORY"
+	}
+	return "WAL"
+}
+
 func (c Config) synchronous() string {
-	if c.NoSync {
+	if c.NoSync || c.Build {
 		return "OFF"
 	}
 	return "NORMAL"
@@ -107,6 +120,8 @@ type Store struct {
 	cfg Config
 	w   *sql.DB // one connection: every write
 	r   *sql.DB // read-only pool
+	// The pools' connectors: Switch moves both to another file.
+	wc, rc *sqlitedb.Switchable
 }
 
 var _ readmodel.Store = (*Store)(nil)
@@ -145,9 +160,10 @@ func Open(cfg Config) (*Store, error) {
 	// writerAutoCheckpoint pages (SQLite's default is 1,000): a page
 	// written again and again while read models are folded reaches the
 	// file once per checkpoint, not once per thousand pages of WAL.
-	w := sql.OpenDB(sqlitedb.Connector(cfg.Path,
-		query+fmt.Sprintf("&_journal_mode=WAL&_synchronous=%s&_txlock=immediate&_cache_size=-%d", cfg.synchronous(), cfg.WriterCacheKiB),
-		fmt.Sprintf("PRAGMA wal_autocheckpoint = %d", writerAutoCheckpoint)))
+	wc := sqlitedb.NewSwitchable(cfg.Path,
+		query+fmt.Sprintf("&_journal_mode=%s&_synchronous=%s&_txlock=immediate&_cache_size=-%d", cfg.journal(), cfg.synchronous(), cfg.WriterCacheKiB),
+		fmt.Sprintf("PRAGMA wal_autocheckpoint = %d", writerAutoCheckpoint))
+	w := sql.OpenDB(wc)
 	w.SetMaxOpenConns(1)
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
@@ -156,12 +172,8 @@ func Open(cfg Config) (*Store, error) {
 		_ = w.Close()
 		return nil, fmt.Errorf("open read-model store %s: create schema: %w", cfg.Path, err)
 	}
-	base := "file:" + (&url.URL{Path: cfg.Path}).EscapedPath() + "?" + query
-	r, err := sql.Open("sqlite3", base+fmt.Sprintf("&_query_only=1&_cache_size=-%d", cfg.ReaderCacheKiB))
-	if err != nil {
-		_ = w.Close()
-		return nil, fmt.Errorf("open read-model store %s: %w", cfg.Path, err)
-	}
+	rc := sqlitedb.NewSwitchable(cfg.Path, query+fmt.Sprintf("&_query_only=1&_cache_size=-%d", cfg.ReaderCacheKiB), "")
+	r := sql.OpenDB(rc)
 	r.SetMaxOpenConns(cfg.ReadConns)
 	r.SetMaxIdleConns(cfg.ReadConns)
 	if err := r.Ping(); err != nil {
@@ -169,7 +181,30 @@ func Open(cfg Config) (*Store, error) {
 		_ = r.Close()
 		return nil, fmt.Errorf("open read-model store %s: read pool: %w", cfg.Path, err)
 	}
-	return &Store{cfg: cfg, w: w, r: r}, nil
+	return &Store{cfg: cfg, w: w, r: r, wc: wc, rc: rc}, nil
+}
+
+// Path returns the file the store reads and writes.
+func (s *Store) Path() string { return s.wc.Path() }
+
+// Switch moves the store to the file at path (a read-model version built
+// beside the live one, by a replay) without closing it: the pools keep
+// their *sql.DB, queries started before the switch finish on the old file,
+// every later one reads the new file. The caller makes sure no write is in
+// flight (the projection runtime is paused: Runtime.Reload). The new file
+// must exist; the store's own tables are created in it when missing.
+func (s *Store) Switch(ctx context.Context, path string) error {
+	if _, err := os.Stat(path); err != nil {
+		return fmt.Errorf("switch read-model store: %w", err)
+	}
+	old := s.wc.Path()
+	s.wc.Switch(path)
+	if _, err := s.w.ExecContext(ctx, schema); err != nil {
+		s.wc.Switch(old)
+		return fmt.Errorf("switch read-model store to %s: %w", path, err)
+	}
+	s.rc.Switch(path)
+	return nil
 }
 
 // DB returns the read-only pool for read-model queries.
@@ -178,6 +213,29 @@ func (s *Store) DB() *sql.DB { return s.r }
 // Close closes both pools.
 func (s *Store) Close() error {
 	return errors.Join(s.w.Close(), s.r.Close())
+}
+
+// Finish makes a file built with Config.Build an ordinary one: WAL mode
+// (recorded in the file) and every page on disk, fsynced.
+func (s *Store) Finish(ctx context.Context) error {
+	if _, err := s.w.ExecContext(ctx, `PRAGMA journal_mode = WAL`); err != nil {
+		return fmt.Errorf("read-model store: finish: %w", err)
+	}
+	if err := s.CheckpointWAL(ctx); err != nil {
+		return err
+	}
+	if err := syncPath(s.Path()); err != nil {
+		return fmt.Errorf("read-model store: finish: %w", err)
+	}
+	return nil
+}
+
+func syncPath(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	return errors.Join(f.Sync(), f.Close())
 }
 
 // CheckpointWAL copies the write-ahead log into the database file and
