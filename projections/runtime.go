@@ -50,6 +50,12 @@ type Config struct {
 	// store's single writer, so a handler that hangs would hold back all
 	// of them. Default 30 s.
 	HandleTimeout time.Duration
+	// Unbounded, when true, runs Handle with neither deadline nor
+	// cancellation (HandleTimeout is ignored): for a replay, which nothing
+	// else waits on. The SQLite driver then runs each statement on the
+	// calling goroutine instead of watching a cancellable context from a
+	// goroutine of its own per statement.
+	Unbounded bool
 	// RedeliveryBackoff is the pause before an event is delivered again
 	// when even parking it failed (the store is down). Default 1 s.
 	RedeliveryBackoff time.Duration
@@ -570,9 +576,14 @@ func (r *Runtime) apply(ctx context.Context, p *projector, events []eventlog.Eve
 		for _, e := range events {
 			// The timeout starts once the store's writer is ours, so
 			// waiting behind another projector never counts.
-			hctx, cancel := context.WithTimeout(ctx, r.cfg.HandleTimeout)
-			err := handle(hctx, p, tx, e)
-			cancel()
+			var err error
+			if r.cfg.Unbounded {
+				err = handle(context.WithoutCancel(ctx), p, tx, e)
+			} else {
+				hctx, cancel := context.WithTimeout(ctx, r.cfg.HandleTimeout)
+				err = handle(hctx, p, tx, e)
+				cancel()
+			}
 			if err != nil {
 				return &handlerError{err: err, position: e.Position}
 			}

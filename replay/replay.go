@@ -271,7 +271,7 @@ func lock(dir string) (func(), error) {
 // checkpoint it started from and the head reached.
 func follow(ctx context.Context, cfg Config, store *rmsqlite.Store) (from, head eventlog.Position, err error) {
 	rt, err := projections.New(projections.Config{Log: cfg.Log, Store: store, Logger: cfg.Logger,
-		Registry: prometheus.NewRegistry(), Batch: cfg.Batch})
+		Registry: prometheus.NewRegistry(), Batch: cfg.Batch, Unbounded: true})
 	if err != nil {
 		return 0, 0, err
 	}
