@@ -46,6 +46,13 @@ type Projector struct {
 	Upkeep func(ctx context.Context, tx *sql.Tx, now time.Time) error
 	// UpkeepEvery is how often Upkeep runs. Default DefaultUpkeepEvery.
 	UpkeepEvery time.Duration
+	// QueryIndexes names the projector's indexes that serve queries only
+	// (its Handle never needs them to be fast; a replay runs no Upkeep). A
+	// replay builds
+	// the projector's tables without them and creates them once, sorted,
+	// at the end, instead of updating them for every event. Leaving one
+	// out changes no result, only speed.
+	QueryIndexes []string
 }
 
 // DefaultUpkeepEvery is how often a projector's Upkeep runs by default.

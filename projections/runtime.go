@@ -166,12 +166,13 @@ type Runtime struct {
 	order      []string // registration order
 	started    bool
 	closed     bool
-	router     *message.Router
-	changed    chan struct{} // closed and replaced when a checkpoint moves
-	done       chan struct{} // closed by Close
-	running    chan struct{} // closed once every projector follows the log
-	runOnce    sync.Once     // closes running
-	runDone    chan struct{} // closed when Run returns
+	stopRouter context.CancelFunc // stops the running router
+	closeErr   error              // the router's close failed (timeout)
+	changed    chan struct{}      // closed and replaced when a checkpoint moves
+	done       chan struct{}      // closed by Close
+	running    chan struct{}      // closed once every projector follows the log
+	runOnce    sync.Once          // closes running
+	runDone    chan struct{}      // closed when Run returns
 	reload     *reloadRequest
 	reloadWake chan struct{} // closed by Reload, replaced when Run takes it
 }
@@ -388,26 +389,40 @@ func (r *Runtime) follow(ctx context.Context, projs []*projector) error {
 		)
 	}
 
+	// Close and Reload stop the router by cancelling rctx: closing a
+	// router that has not started running would wait for handlers that
+	// never start.
+	rctx, stopRouter := context.WithCancel(ctx)
+	defer stopRouter()
 	r.mu.Lock()
 	if r.closed || r.reload != nil {
 		r.mu.Unlock()
 		return nil
 	}
-	r.router = router
+	r.stopRouter = stopRouter
 	r.mu.Unlock()
 	defer func() {
 		r.mu.Lock()
-		r.router = nil
+		r.stopRouter = nil
 		r.mu.Unlock()
 	}()
 
-	// Reports readiness; exits when the router runs or Run returns.
+	// Reports readiness, and closes the router once it runs and rctx
+	// ended (waiting up to CloseTimeout for the events being handled);
+	// exits when Run returns.
 	exited := make(chan struct{})
+	closed := make(chan error, 1)
 	defer close(exited)
 	go func() {
 		select {
 		case <-router.Running():
 			r.runOnce.Do(func() { close(r.running) })
+		case <-exited:
+			return
+		}
+		select {
+		case <-rctx.Done():
+			closed <- router.Close()
 		case <-exited:
 		}
 	}()
@@ -419,12 +434,21 @@ func (r *Runtime) follow(ctx context.Context, projs []*projector) error {
 			background.Go(func() { r.upkeep(p, flushDone) })
 		}
 	}
-	err = router.Run(ctx)
+	err = router.Run(rctx)
 	close(flushDone)
 	background.Wait()
 	if err != nil {
 		_ = router.Close()
 		return fmt.Errorf("run projections: %w", err)
+	}
+	select {
+	case cerr := <-closed:
+		if cerr != nil {
+			r.mu.Lock()
+			r.closeErr = errors.Join(r.closeErr, cerr)
+			r.mu.Unlock()
+		}
+	default:
 	}
 	return nil
 }
@@ -453,13 +477,13 @@ func (r *Runtime) Reload(ctx context.Context, fn func(context.Context) error) er
 		return errors.New("projection runtime: a reload is already under way")
 	}
 	r.reload = req
-	router, wake := r.router, r.reloadWake
+	stop, wake := r.stopRouter, r.reloadWake
 	r.mu.Unlock()
 	close(wake)
-	if router != nil {
+	if stop != nil {
 		// Stops the handlers (up to CloseTimeout for those running);
 		// follow returns and Run serves the request.
-		_ = router.Close()
+		stop()
 	}
 	select {
 	case err := <-req.done:
@@ -482,19 +506,21 @@ func (r *Runtime) Close() error {
 	}
 	r.closed = true
 	close(r.done)
-	router, started := r.router, r.started
+	stop, started := r.stopRouter, r.started
 	r.mu.Unlock()
 
-	var err error
-	if router != nil {
-		if err = router.Close(); err != nil {
-			err = fmt.Errorf("close projection runtime: %w", err)
-		}
+	if stop != nil {
+		stop()
 	}
 	if started {
 		<-r.runDone
 	}
-	return err
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closeErr != nil {
+		return fmt.Errorf("close projection runtime: %w", r.closeErr)
+	}
+	return nil
 }
 
 // startAfter is the subscriptions' start position: the checkpoint Run

@@ -2,10 +2,12 @@ package replay
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -79,6 +81,9 @@ type state struct {
 	Source     string   `json:"source"`
 	Projectors []string `json:"projectors"`
 	Copied     bool     `json:"copied"`
+	// Deferred are the query indexes dropped while the version is built
+	// (name → CREATE statement), created again at the end.
+	Deferred map[string]string `json:"deferred,omitempty"`
 }
 
 func (c *Config) setDefaults() {
@@ -159,8 +164,14 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	res := Result{Version: st.Target, Previous: source, Projectors: names, Resumed: resumed}
 	start := time.Now()
+	if err := deferIndexes(ctx, cfg, store, &st, names); err != nil {
+		return res, errors.Join(fmt.Errorf("replay: %w", err), store.Close())
+	}
 	from, head, err := follow(ctx, cfg, store)
 	if err != nil {
+		return res, errors.Join(fmt.Errorf("replay: %w", err), store.Close())
+	}
+	if err := createDeferred(ctx, store, st.Deferred); err != nil {
 		return res, errors.Join(fmt.Errorf("replay: %w", err), store.Close())
 	}
 	// Durable before it is pointed at: an ordinary WAL file, synced.
@@ -190,6 +201,69 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		res.EventsPerSecond = float64(res.Events) / res.Seconds
 	}
 	return res, nil
+}
+
+// deferIndexes migrates the rebuilt projectors' tables and drops their
+// query indexes, recording each one's CREATE statement in the state first
+// (so that an interrupted replay still creates them). On a resumed replay
+// they are already dropped.
+func deferIndexes(ctx context.Context, cfg Config, store *rmsqlite.Store, st *state, rebuilt []string) error {
+	if st.Deferred != nil {
+		return nil
+	}
+	deferred := map[string]string{}
+	for _, p := range cfg.Projectors {
+		if !slices.Contains(rebuilt, p.Name) {
+			continue
+		}
+		if err := store.Migrate(ctx, p.Name, p.Migrations); err != nil {
+			return fmt.Errorf("migrate %s: %w", p.Name, err)
+		}
+		for _, idx := range p.QueryIndexes {
+			var create string
+			err := store.DB().QueryRowContext(ctx, `SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?`, idx).Scan(&create)
+			if errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("projector %s: query index %s does not exist", p.Name, idx)
+			}
+			if err != nil {
+				return err
+			}
+			deferred[idx] = create
+		}
+	}
+	st.Deferred = deferred
+	if err := saveState(cfg.Dir, *st); err != nil {
+		return err
+	}
+	return store.Maintain(ctx, func(tx *sql.Tx) error {
+		for idx := range deferred {
+			if _, err := tx.ExecContext(ctx, `DROP INDEX IF EXISTS `+quote(idx)); err != nil {
+				return fmt.Errorf("drop %s: %w", idx, err)
+			}
+		}
+		return nil
+	})
+}
+
+// createDeferred creates the query indexes dropped while building, in one
+// transaction.
+func createDeferred(ctx context.Context, store *rmsqlite.Store, deferred map[string]string) error {
+	names := slices.Sorted(maps.Keys(deferred))
+	return store.Maintain(ctx, func(tx *sql.Tx) error {
+		for _, idx := range names {
+			var exists int
+			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name = ?`, idx).Scan(&exists); err != nil {
+				return err
+			}
+			if exists > 0 {
+				continue // created before an interruption
+			}
+			if _, err := tx.ExecContext(ctx, deferred[idx]); err != nil {
+				return fmt.Errorf("create %s: %w", idx, err)
+			}
+		}
+		return nil
+	})
 }
 
 // prepare resumes the unfinished replay of the same projectors from the

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -103,7 +104,10 @@ func (s *testServer) stop() {
 			s.t.Errorf("server stopped with error: %v", err)
 		}
 	case <-time.After(30 * time.Second):
-		s.t.Error("server did not stop within 30 s")
+		// What every goroutine is waiting on, to find what held the stop.
+		var stacks bytes.Buffer
+		_ = pprof.Lookup("goroutine").WriteTo(&stacks, 1)
+		s.t.Errorf("server did not stop within 30 s; goroutines:\n%s", stacks.String())
 	}
 }
 

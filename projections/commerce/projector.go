@@ -209,6 +209,9 @@ func Projector(codec *envelope.Codec) projections.Projector {
 		Migrations: migrations,
 		Types:      handledTypes,
 		Handle:     projections.Decoding(codec, handledTypes, apply),
+		// The order lists' indexes; the fold finds orders by key.
+		QueryIndexes: []string{"orders_shop_created", "orders_shop_updated", "orders_shop_total", "orders_shop_customer_created",
+			"orders_shop_financial_created", "orders_shop_fulfillment_created"},
 	}
 }
 

@@ -116,6 +116,10 @@ func Projector(codec *envelope.Codec, now func() time.Time) projections.Projecto
 		Types:      handledTypes,
 		Handle:     projections.Decoding(codec, handledTypes, p.apply),
 		Upkeep:     func(ctx context.Context, tx *sql.Tx, _ time.Time) error { return AgeStages(ctx, tx, p.now()) },
+		// The list pages' indexes; the fold finds customers and their
+		// orders by key.
+		QueryIndexes: []string{"customers_shop_created", "customers_shop_last_order", "customers_shop_spent",
+			"customers_shop_stage_created", "customers_shop_stage_last_order", "customers_shop_stage_spent"},
 	}
 }
 
