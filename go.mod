@@ -3,6 +3,7 @@ module github.com/cgp-platform/cgp
 go 1.26.8
 
 require (
+	github.com/ClickHouse/clickhouse-go/v2 v2.40.3
 	github.com/EventStore/EventStore-Client-Go/v4 v4.2.0
 	github.com/ThreeDotsLabs/watermill v1.5.1
 	github.com/felixge/httpsnoop v1.0.4
@@ -29,7 +30,6 @@ require (
 
 require (
 	github.com/ClickHouse/ch-go v0.68.0 // indirect
-	github.com/ClickHouse/clickhouse-go/v2 v2.40.3 // indirect
 	github.com/andybalholm/brotli v1.2.0 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
