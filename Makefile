@@ -20,12 +20,14 @@ run: build
 	$(BIN) serve --demo --data-dir $(DATA_DIR) --addr $(ADDR)
 
 # Starts the backing services of the at-scale deployment and runs the service
-# against them (EventStoreDB log, PostgreSQL vault).
+# against them (EventStoreDB log, PostgreSQL vault, Redis counters, customers
+# and attribution shipped to ClickHouse for analysts).
 run-scale: build
 	docker compose up -d --wait
 	CGP_EVENT_LOG=esdb CGP_ESDB_URL='esdb://127.0.0.1:2113?tls=false' \
 	CGP_VAULT=postgres CGP_POSTGRES_URL='postgres://cgp:cgp@127.0.0.1:5433/cgp?sslmode=disable' \
 	CGP_REDIS_URL='redis://127.0.0.1:6380/0' \
+	CGP_WAREHOUSE=clickhouse CGP_WAREHOUSE_URL='clickhouse://cgp:cgp@127.0.0.1:9000/cgp' \
 	$(BIN) serve --data-dir $(DATA_DIR) --addr $(ADDR)
 
 fmt-check:

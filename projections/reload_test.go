@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cgp-platform/cgp/projections"
 	rmsqlite "github.com/cgp-platform/cgp/readmodel/sqlite"
@@ -87,5 +88,30 @@ func TestReloadFailures(t *testing.T) {
 	stop()
 	if err := h.rt.Reload(t.Context(), func(context.Context) error { return nil }); !errors.Is(err, projections.ErrClosed) {
 		t.Fatalf("Reload after Close = %v", err)
+	}
+}
+
+// A runtime stopped while its handlers start stops at once: it does not
+// wait CloseTimeout for handlers that never started.
+func TestCloseWhileStartingIsPrompt(t *testing.T) {
+	e := newEnv(t)
+	e.add(t, "item-1", "A")
+	for i := range 20 {
+		h := newRuntime(t, e, e.store, itemsProjector("items", nil), itemsProjector("more", nil), itemsProjector("again", nil))
+		done := make(chan error, 1)
+		go func() { done <- h.rt.Run(context.Background()) }()
+		closed := make(chan error, 1)
+		go func() { closed <- h.rt.Close() }()
+		select {
+		case err := <-closed:
+			if err != nil {
+				t.Fatalf("round %d: Close: %v", i, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("round %d: Close still waiting after 10 s", i)
+		}
+		if err := <-done; err != nil && !errors.Is(err, projections.ErrClosed) {
+			t.Fatalf("round %d: Run: %v", i, err)
+		}
 	}
 }

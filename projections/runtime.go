@@ -438,6 +438,13 @@ func (r *Runtime) follow(ctx context.Context, projs []*projector) error {
 	close(flushDone)
 	background.Wait()
 	if err != nil {
+		if rctx.Err() != nil {
+			// Stopped while the handlers started: a subscription refused
+			// the ended context. Closing the router now would wait
+			// CloseTimeout for the handlers that never started; those
+			// that did end with rctx, and their subscribers are closed.
+			return nil
+		}
 		_ = router.Close()
 		return fmt.Errorf("run projections: %w", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/cgp-platform/cgp/internal/sqlitedb"
+	"github.com/cgp-platform/cgp/projections"
 	rmsqlite "github.com/cgp-platform/cgp/readmodel/sqlite"
 )
 
@@ -18,9 +19,11 @@ var storeTables = []string{"_projector_checkpoints", "_projector_migrations", "_
 
 // copyOthers prepares target for a replay of the projectors named rebuilt
 // only: it creates their tables (their migrations), then copies from the
-// live version at source every other table with its indexes and triggers,
-// and the checkpoints, migrations and parked events of every other
-// projector, all from one snapshot of source, in one transaction.
+// live version at source the tables of every other projector with their
+// indexes and triggers, and those projectors' checkpoints, migrations and
+// parked events, all from one snapshot of source, in one transaction.
+// Anything else in the live version (the warehouse outbox, which the server
+// installs again on the new version) is not copied.
 func copyOthers(ctx context.Context, cfg Config, source, target string, rebuilt []string) error {
 	store, err := rmsqlite.Open(rmsqlite.Config{Path: target, NoSync: true})
 	if err != nil {
@@ -44,7 +47,15 @@ func copyOthers(ctx context.Context, cfg Config, source, target string, rebuilt 
 		return err
 	}
 	defer conn.Close()
-	owned, err := names(ctx, conn, `SELECT name FROM main.sqlite_master WHERE type = 'table'`)
+	var others []projections.Projector
+	var otherNames []string
+	for _, p := range cfg.Projectors {
+		if !slices.Contains(rebuilt, p.Name) {
+			others = append(others, p)
+			otherNames = append(otherNames, p.Name)
+		}
+	}
+	copied, err := tablesOf(ctx, others)
 	if err != nil {
 		return err
 	}
@@ -56,13 +67,13 @@ func copyOthers(ctx context.Context, cfg Config, source, target string, rebuilt 
 	if err != nil {
 		return err
 	}
-	if err := copyTables(ctx, tx, owned, rebuilt); err != nil {
+	if err := copyTables(ctx, tx, copied, otherNames); err != nil {
 		return errors.Join(fmt.Errorf("copy from the live version: %w", err), tx.Rollback())
 	}
 	return tx.Commit()
 }
 
-func copyTables(ctx context.Context, tx *sql.Tx, owned, rebuilt []string) error {
+func copyTables(ctx context.Context, tx *sql.Tx, tables, projectors []string) error {
 	// Reading the live schema opens the snapshot every copy below reads.
 	type object struct{ typ, name, table, sql string }
 	rows, err := tx.QueryContext(ctx, `SELECT type, name, tbl_name, sql FROM live.sqlite_master
@@ -84,8 +95,8 @@ func copyTables(ctx context.Context, tx *sql.Tx, owned, rebuilt []string) error 
 		return err
 	}
 	for _, o := range objs {
-		if slices.Contains(owned, o.table) {
-			continue // the rebuilt projectors' and the store's own tables
+		if !slices.Contains(tables, o.table) {
+			continue // the rebuilt projectors', the store's own, others
 		}
 		switch o.typ {
 		case "table":
@@ -101,21 +112,45 @@ func copyTables(ctx context.Context, tx *sql.Tx, owned, rebuilt []string) error 
 			}
 		}
 	}
-	ph := strings.TrimSuffix(strings.Repeat("?, ", len(rebuilt)), ", ")
-	args := make([]any, len(rebuilt))
-	for i, n := range rebuilt {
+	if len(projectors) == 0 {
+		return nil
+	}
+	ph := strings.TrimSuffix(strings.Repeat("?, ", len(projectors)), ", ")
+	args := make([]any, len(projectors))
+	for i, n := range projectors {
 		args[i] = n
 	}
 	for _, t := range storeTables {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO main.`+t+` SELECT * FROM live.`+t+` WHERE projector NOT IN (`+ph+`)`, args...); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO main.`+t+` SELECT * FROM live.`+t+` WHERE projector IN (`+ph+`)`, args...); err != nil {
 			return fmt.Errorf("copy %s: %w", t, err)
 		}
 	}
 	return nil
 }
 
-func names(ctx context.Context, conn *sql.Conn, query string) ([]string, error) {
-	rows, err := conn.QueryContext(ctx, query)
+// tablesOf returns the tables the projectors' migrations create, found by
+// running them on an empty in-memory database.
+func tablesOf(ctx context.Context, projs []projections.Projector) ([]string, error) {
+	db, err := sql.Open("sqlite3", "file::memory:")
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1) // one connection: one in-memory database
+	for _, p := range projs {
+		for _, m := range p.Migrations {
+			if _, err := db.ExecContext(ctx, m.SQL); err != nil {
+				return nil, fmt.Errorf("tables of %s: migration %d: %w", p.Name, m.Version, err)
+			}
+		}
+	}
+	return names(ctx, db, `SELECT name FROM sqlite_master WHERE type = 'table'`)
+}
+
+func names(ctx context.Context, db interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}, query string) ([]string, error) {
+	rows, err := db.QueryContext(ctx, query)
 	if err != nil {
 		return nil, err
 	}

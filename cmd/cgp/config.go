@@ -65,6 +65,13 @@ type Config struct {
 	DIDailyAt string
 	// diClock is the daily schedule's clock (time.Now when nil); tests set it.
 	diClock func() time.Time
+	// Warehouse selects where customers, attribution and touchpoints are
+	// shipped for analysts: none, sqlite (DATA_DIR/warehouse.db) or
+	// clickhouse (WarehouseURL).
+	Warehouse string
+	// WarehouseURL is the ClickHouse URL, for Warehouse=clickhouse. A
+	// secret: never logged.
+	WarehouseURL string
 	// versionPoll is how often cgp serve checks which read-model version
 	// is live (a replay switches it); defaultVersionPoll when zero.
 	versionPoll time.Duration
@@ -94,6 +101,8 @@ func (c *Config) bindServe(fs *pflag.FlagSet) {
 	fs.BoolVar(&c.ReadModelNoSync, "read-model-nosync", false, "never fsync the read-model store: rebuilds write far less, but an OS crash or power loss may corrupt readmodels.db, to be deleted and rebuilt from the log (env CGP_READ_MODEL_NOSYNC)")
 	fs.StringVar(&c.DebugAddr, "debug-addr", "", "serve Go profiling (net/http/pprof) on this address, e.g. 127.0.0.1:6060; off when empty (env CGP_DEBUG_ADDR)")
 	fs.StringVar(&c.DIDailyAt, "di-daily-at", "02:00", "UTC time of day HH:MM of the daily decision-intelligence run of every installed shop, or off (env CGP_DI_DAILY_AT)")
+	fs.StringVar(&c.Warehouse, "warehouse", warehouseNone, "ship customers, attribution and touchpoints to a warehouse for analysts: none, sqlite (DATA_DIR/warehouse.db) or clickhouse (env CGP_WAREHOUSE)")
+	fs.StringVar(&c.WarehouseURL, "warehouse-url", "", "ClickHouse URL with --warehouse clickhouse, e.g. clickhouse://user:password@host:9000/db (env CGP_WAREHOUSE_URL)")
 	fs.BoolVar(&c.Demo, "demo", false, "on an empty data directory, create a demo account, shop and token and print them (env CGP_DEMO)")
 }
 
@@ -134,6 +143,15 @@ func (c *Config) Validate() error {
 		}
 	default:
 		errs = append(errs, fmt.Errorf("event-log %q: want sqlite or esdb", c.EventLog))
+	}
+	switch c.Warehouse {
+	case "", warehouseNone, warehouseSQLite:
+	case warehouseClickHouse:
+		if c.WarehouseURL == "" {
+			errs = append(errs, errors.New("warehouse-url is required with warehouse clickhouse"))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("warehouse %q: want none, sqlite or clickhouse", c.Warehouse))
 	}
 	switch c.Vault {
 	case "sqlite":

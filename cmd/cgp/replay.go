@@ -51,7 +51,19 @@ func (a *App) followReadModelVersions(ctx context.Context) <-chan struct{} {
 			if path == a.Store.Path() {
 				continue
 			}
-			err = a.Runtime.Reload(ctx, func(ctx context.Context) error { return a.Store.Switch(ctx, path) })
+			err = a.Runtime.Reload(ctx, func(ctx context.Context) error {
+				old := a.Store.Path()
+				if err := a.Store.Switch(ctx, path); err != nil {
+					return err
+				}
+				// The new version has no outbox triggers yet. Its rows
+				// equal the old version's (a replay is row-for-row
+				// equal), so the warehouse holds them already.
+				if err := a.migrateOutbox(ctx); err != nil {
+					return errors.Join(err, a.Store.Switch(ctx, old))
+				}
+				return nil
+			})
 			if err != nil {
 				if ctx.Err() == nil {
 					a.Logger.Error().Err(err).Str("version", path).Msg("switching to the replayed read models")

@@ -31,6 +31,7 @@ import (
 	"github.com/cgp-platform/cgp/projections/tenancy"
 	"github.com/cgp-platform/cgp/readapi"
 	rmsqlite "github.com/cgp-platform/cgp/readmodel/sqlite"
+	"github.com/cgp-platform/cgp/readmodel/versioned"
 	"github.com/cgp-platform/cgp/replay"
 	"github.com/cgp-platform/cgp/writeapi"
 )
@@ -50,7 +51,9 @@ type App struct {
 	Auth        *auth.Authenticator
 	LastUse     *lastuse.Store
 	Idempotency idempotency.Store
-	checks      *httpapi.Checks
+	// Warehouse receives the shipped read models (nil: --warehouse none).
+	Warehouse versioned.Store
+	checks    *httpapi.Checks
 	// readModelsChanged drops what is cached from the read models (after a
 	// tenancy change, or a switch to another read-model version).
 	readModelsChanged func()
@@ -124,6 +127,13 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 		if err := a.Runtime.Register(p); err != nil {
 			return nil, errors.Join(err, store.Close())
 		}
+	}
+	a.Warehouse, err = openWarehouse(ctx, cfg, func(err error) { core.Logger.Warn().Err(err).Msg("warehouse insert") })
+	if err != nil {
+		return nil, errors.Join(err, store.Close())
+	}
+	if err := a.migrateOutbox(ctx); err != nil {
+		return nil, errors.Join(err, a.closeWarehouse(), store.Close())
 	}
 	a.Customers = customers.NewQueries(store.DB())
 	a.Commerce = commerce.NewQueries(store.DB())
@@ -214,11 +224,13 @@ func (a *App) Serve(ctx context.Context, ln net.Listener, grace time.Duration) e
 	}()
 	diDone := a.startDISchedule(runCtx)               // dischedule.go
 	versionsDone := a.followReadModelVersions(runCtx) // replay.go
+	warehouseDone := a.startWarehouse(runCtx)         // warehouse.go
 	srv.OnShutdown(func(context.Context) error {
 		cancelRuntime()
-		<-usesDone     // the last flush of last-use times is done
-		<-diDone       // the daily decision-intelligence schedule stopped
-		<-versionsDone // no switch of read-model version under way
+		<-usesDone      // the last flush of last-use times is done
+		<-diDone        // the daily decision-intelligence schedule stopped
+		<-versionsDone  // no switch of read-model version under way
+		<-warehouseDone // the shipper stopped
 		return errors.Join(a.Runtime.Close(), <-runtimeDone)
 	})
 	return srv.Run(ctx)
@@ -230,7 +242,14 @@ func (a *App) Close() error {
 	if c, ok := a.Idempotency.(interface{ Close() error }); ok {
 		idem = c.Close()
 	}
-	return errors.Join(idem, a.LastUse.Close(), a.Store.Close(), a.Core.Close())
+	return errors.Join(idem, a.closeWarehouse(), a.LastUse.Close(), a.Store.Close(), a.Core.Close())
+}
+
+func (a *App) closeWarehouse() error {
+	if a.Warehouse == nil {
+		return nil
+	}
+	return a.Warehouse.Close()
 }
 
 func mustCursorCodec(core *Core) *httpapi.CursorCodec {

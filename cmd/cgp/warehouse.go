@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/cgp-platform/cgp/readmodel/versioned"
+	vclickhouse "github.com/cgp-platform/cgp/readmodel/versioned/clickhouse"
+	"github.com/cgp-platform/cgp/readmodel/versioned/outbox"
+	vsqlite "github.com/cgp-platform/cgp/readmodel/versioned/sqlite"
+)
+
+// Warehouse adapters (--warehouse).
+const (
+	warehouseNone       = "none"
+	warehouseSQLite     = "sqlite"
+	warehouseClickHouse = "clickhouse"
+)
+
+// openWarehouse opens the warehouse the read models are shipped to: nil
+// with --warehouse none.
+func openWarehouse(ctx context.Context, cfg Config, onErr func(error)) (versioned.Store, error) {
+	switch cfg.Warehouse {
+	case warehouseSQLite:
+		st, err := vsqlite.Open(vsqlite.Config{Path: cfg.path("warehouse.db"), OnError: onErr})
+		if err != nil {
+			return nil, fmt.Errorf("warehouse: %w", err)
+		}
+		return st, nil
+	case warehouseClickHouse:
+		st, err := vclickhouse.Open(ctx, vclickhouse.Config{URL: cfg.WarehouseURL, OnError: onErr})
+		if err != nil {
+			return nil, fmt.Errorf("warehouse: %w", err) // the adapter never repeats the URL (it holds a password)
+		}
+		return st, nil
+	default:
+		return nil, nil
+	}
+}
+
+// migrateOutbox installs, in the live read models, the triggers that record
+// every change of the shipped tables (customers, attribution, touchpoints)
+// in the outbox. It runs after the projectors' migrations, whose tables the
+// triggers name, and again on each read-model version a replay switches to.
+func (a *App) migrateOutbox(ctx context.Context) error {
+	if a.Warehouse == nil {
+		return nil
+	}
+	migs, err := outbox.Migrations(outbox.DefaultSources())
+	if err != nil {
+		return err
+	}
+	if err := a.Store.Migrate(ctx, outbox.Projector, migs); err != nil {
+		return fmt.Errorf("warehouse outbox: %w", err)
+	}
+	return nil
+}
+
+// startWarehouse ships the outbox to the warehouse until ctx ends; the
+// returned channel closes when it has stopped.
+func (a *App) startWarehouse(ctx context.Context) <-chan struct{} {
+	done := make(chan struct{})
+	if a.Warehouse == nil {
+		close(done)
+		return done
+	}
+	go func() {
+		defer close(done)
+		sh, err := outbox.New(ctx, outbox.Config{ReadModels: a.Store, Warehouse: a.Warehouse, Sources: outbox.DefaultSources(),
+			Interval: time.Second})
+		if err != nil {
+			a.Logger.Error().Err(err).Msg("warehouse shipper")
+			return
+		}
+		_ = sh.Run(ctx, func(err error) { a.Logger.Warn().Err(err).Msg("shipping read models to the warehouse") })
+	}()
+	return done
+}
