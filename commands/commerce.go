@@ -192,6 +192,7 @@ type RecordCheckout struct {
 	Delivered
 	CustomerExternalID string
 	CartToken          string
+	Token              string // the checkout's token; only its CheckoutTokenID is kept
 	Snapshot           domain.CheckoutSnapshot
 }
 
@@ -206,6 +207,9 @@ func (h *Handler) RecordCheckout(ctx context.Context, cmd RecordCheckout, meta M
 	}
 	if cmd.CartToken != "" {
 		ev.CartID = domain.CartIDFromToken(cmd.ShopID, cmd.CartToken)
+	}
+	if cmd.Token != "" {
+		ev.TokenID = domain.CheckoutTokenID(cmd.ShopID, cmd.Token)
 	}
 	return h.recordSnapshot(ctx, cmd.Delivered, domain.CheckoutStream(ev.CheckoutID), ev.CheckoutID, ev.UpdatedAt,
 		func(stale bool) domain.Event { ev.Stale = stale; return &ev }, meta)

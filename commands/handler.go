@@ -32,6 +32,7 @@ import (
 //   - ConnectMarketplace, RecordMarketplaceOrder,
 //     RecordMarketplaceNotification (marketplace.go)
 //   - RecordStorefrontEvent (the pixel, record_storefront_event.go)
+//   - SetAttributionLookback (CLI, set_attribution_lookback.go)
 //   - CreateProduct, UpdateProduct, AdjustInventory (admin API, catalog.go)
 //   - CreateAudience, CreateCampaign, LaunchCampaign (campaign.go)
 //   - CreateJourney, EnrollInJourney (the enrollment reactor, journey.go)

@@ -390,6 +390,9 @@ type CheckoutRecorded struct {
 	CustomerID string `json:"customer_id,omitempty"`
 	Topic      string `json:"topic"`
 	Stale      bool   `json:"stale,omitempty"`
+	// TokenID is CheckoutTokenID of the checkout's token: the storefront
+	// pixel reports the same id, which links the visitor to the customer.
+	TokenID string `json:"token_id,omitempty"`
 	CheckoutSnapshot
 }
 

@@ -38,6 +38,13 @@ type StorefrontEventRecorded struct {
 	Params       map[string]string `json:"params,omitempty"`
 	ReferrerHost string            `json:"referrer_host,omitempty"`
 	OccurredAt   time.Time         `json:"occurred_at"`
+	// Identity links (storefront_identity.go): the logged-in customer
+	// (cus_…), the cart (crt_…, from the cart token) and the checkout
+	// (ctk_…, from the checkout token) the visitor is on; the tokens
+	// themselves are not kept.
+	CustomerID      string `json:"customer_id,omitempty"`
+	CartID          string `json:"cart_id,omitempty"`
+	CheckoutTokenID string `json:"checkout_token_id,omitempty"`
 }
 
 // EventType implements Event.
@@ -50,6 +57,13 @@ type StorefrontEvent struct {
 	Referrer    string
 	AnonymousID string
 	OccurredAt  time.Time
+	// CustomerID is the platform's id of the logged-in customer (digits
+	// or gid://shopify/Customer/<digits>); CartToken and CheckoutToken
+	// the platform's tokens of the visitor's cart and checkout. All
+	// optional; see storefront_identity.go.
+	CustomerID    string
+	CartToken     string
+	CheckoutToken string
 }
 
 // RecordStorefrontEvent validates a pixel event and keeps only what
@@ -77,6 +91,9 @@ func RecordStorefrontEvent(shopID string, in StorefrontEvent, now time.Time) (*S
 		if r, err := url.Parse(in.Referrer); err == nil && r.Host != "" {
 			ev.ReferrerHost = strings.ToLower(r.Hostname())
 		}
+	}
+	if err := identifyVisitor(shopID, in, ev); err != nil {
+		return nil, err
 	}
 	switch {
 	case in.OccurredAt.IsZero():

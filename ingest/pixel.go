@@ -40,6 +40,11 @@ type pixelEvent struct {
 	Referrer    string    `json:"referrer"`
 	AnonymousID string    `json:"anonymous_id"`
 	OccurredAt  time.Time `json:"occurred_at"`
+	// Identity links, all optional: the logged-in customer's platform id
+	// and the tokens of the visitor's cart and checkout.
+	CustomerID    string `json:"customer_id"`
+	CartToken     string `json:"cart_token"`
+	CheckoutToken string `json:"checkout_token"`
 }
 
 func (p *Pixel) handlePixelEvent(w http.ResponseWriter, r *http.Request) {
@@ -51,6 +56,7 @@ func (p *Pixel) handlePixelEvent(w http.ResponseWriter, r *http.Request) {
 	}
 	res, err := p.cmds.RecordStorefrontEvent(r.Context(), commands.RecordStorefrontEvent{ShopID: shop, Event: domain.StorefrontEvent{
 		Type: body.Type, URL: body.URL, Referrer: body.Referrer, AnonymousID: body.AnonymousID, OccurredAt: body.OccurredAt,
+		CustomerID: body.CustomerID, CartToken: body.CartToken, CheckoutToken: body.CheckoutToken,
 	}}, commands.Meta{RequestID: httpapi.RequestID(r.Context()), Actor: "storefront", Source: "api"})
 	if err != nil {
 		httpapi.WriteError(w, r, err)

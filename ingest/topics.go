@@ -219,7 +219,7 @@ func mapCheckout(ctx context.Context, rec Recorder, d Delivery) (commands.Result
 		CompletedAt: c.CompletedAt, Attribution: domain.NewAttribution(c.LandingSite, c.ReferringSite),
 		Email: c.Email, RecoveryURL: c.AbandonedCheckoutURL}
 	return rec.RecordCheckout(ctx, commands.RecordCheckout{Delivered: delivered(d), CustomerExternalID: c.CustomerID,
-		CartToken: c.CartToken, Snapshot: snap}, d.Meta)
+		CartToken: c.CartToken, Token: c.Token, Snapshot: snap}, d.Meta)
 }
 
 func mapSubscriptionContract(ctx context.Context, rec Recorder, d Delivery) (commands.Result, error) {

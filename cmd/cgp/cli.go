@@ -83,7 +83,8 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(
 		newServeCommand(cfg, stdout, stderr),
 		group("accounts", "Manage accounts", newAccountsCreate(cfg, stdout, stderr)),
-		group("shops", "Manage shops", newShopsCreate(cfg, stdout, stderr), newShopsSetPlan(cfg, stdout, stderr)),
+		group("shops", "Manage shops", newShopsCreate(cfg, stdout, stderr), newShopsSetPlan(cfg, stdout, stderr),
+			newShopsAttribution(cfg, stdout, stderr)),
 		group("tokens", "Manage admin API tokens", newTokensCreate(cfg, stdout, stderr), newTokensCreateMaster(cfg, stdout, stderr),
 			newTokensRevoke(cfg, stdout, stderr), newTokensList(cfg, stdout, stderr)),
 		group("public-keys", "Manage storefront public keys", newPublicKeysCreate(cfg, stdout, stderr)),

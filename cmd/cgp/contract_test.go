@@ -212,6 +212,7 @@ func contractRows() []contractRow {
 			scope: "customers:read", beta: true, status: 200},
 		{method: "POST", path: "/api/v1/audiences", url: path("/api/v1/audiences"), scope: "customers:write", beta: true, status: 201,
 			body: func(*contractFixture) string { return `{"data":{"attributes":{"name":"Contract audience"}}}` }},
+		{method: "GET", path: "/api/v1/attribution/settings", url: path("/api/v1/attribution/settings"), scope: "attribution:read", beta: true, status: 200},
 		{method: "GET", path: "/api/v1/customers/{customer_id}/orders", url: func(f *contractFixture) string { return "/api/v1/customers/" + f.customer + "/orders" },
 			scope: "orders:read", beta: true, status: 200, include: customerInclude,
 			list: &listContract{sorts: orderSortAttrs, defaultSort: "-created_at", filters: orderFilters(false),

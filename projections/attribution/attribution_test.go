@@ -22,6 +22,8 @@ var meta = commands.Meta{Actor: "test", Source: "webhook"}
 var tables = map[string]string{
 	"touchpoints": "touchpoint_id", "attribution_orders": "order_id", "attribution_refunds": "refund_id",
 	"attribution_credits": "order_id, model, position",
+	"identity_keys":       "shop_id, link_key, side, holder_id", "identity_links": "shop_id, customer_id, anonymous_id",
+	"attribution_settings": "shop_id",
 }
 
 func dumpAll(t *testing.T, rs *testenv.ReadSide) map[string][]map[string]any {

@@ -6,17 +6,26 @@
 //
 // An order's credits are computed when the order (or a refund of it) is
 // folded, from the touchpoints the read model has at that moment: the
-// customer's touchpoints in the lookback window (30 days, attribution's
-// defaults), one per session, and the order's own landing. A touchpoint
+// touchpoints of the customer and of the visitors linked to the customer in
+// the shop's lookback window, one per session, and the order's own
+// landing. A touchpoint
 // folded after its order (a late checkout snapshot, say) does not change
 // the credits of orders already folded; the next snapshot or refund of the
-// order does. Pixel touchpoints are kept under the visitor's anonymous id:
-// no event links an anonymous id to a customer yet, so they are not
-// credited to customers' orders. Only pixel events that carry landing data
-// (UTM parameters, a click id or an outside referrer) are kept; internal
-// navigation is not a touchpoint. Touchpoints keep no personal data beyond
-// ids: no URL query besides attribution parameters, the referrer's host
-// only. Everything is deterministic, so a replay gives equal rows.
+// order does. Pixel touchpoints are kept under the visitor's anonymous id;
+// identity links (links.go) tie an anonymous id to a customer, from a pixel
+// event of a logged-in customer or from a cart or checkout token the pixel
+// and a checkout webhook both carry, and from then on the visitor's
+// touchpoints count for the customer's orders like the customer's own
+// (customers/redact deletes the customer's links). The lookback window is
+// the shop's (AttributionSettingsChanged, settings.go), the projector's
+// default (30 days) until one is recorded; like a late touchpoint, a link
+// or a new window changes an order's credits at its next snapshot or
+// refund. Only pixel events that carry
+// landing data (UTM parameters, a click id or an outside referrer) are kept
+// as touchpoints; internal navigation is not one. Touchpoints keep no
+// personal data beyond ids: no URL query besides attribution parameters,
+// the referrer's host only. Everything is deterministic, so a replay gives
+// equal rows.
 package attribution
 
 import (
@@ -90,9 +99,10 @@ CREATE TABLE attribution_credits (
 	refunded      INTEGER NOT NULL,
 	PRIMARY KEY (order_id, model, touchpoint_id)
 );
-`}}
+`}, {Version: 2, SQL: linksAndSettingsSchema}}
 
-var handledTypes = []string{"CheckoutRecorded", "StorefrontEventRecorded", "OrderRecorded", "RefundRecorded"}
+var handledTypes = []string{"CheckoutRecorded", "StorefrontEventRecorded", "OrderRecorded", "RefundRecorded",
+	"AttributionSettingsChanged", "CustomerRedactRequested"}
 
 // Projector returns the attribution projector with the default settings
 // (attribution.Config's defaults).
@@ -121,11 +131,21 @@ func (p *projector) apply(ctx context.Context, tx *sql.Tx, e *eventlog.Event, d 
 		if tp, ok := attr.FromCheckout(ev); ok {
 			err = upsertTouchpoint(ctx, tx, &tp, pos)
 		}
+		if err == nil {
+			err = linkCheckout(ctx, tx, ev, pos)
+		}
 	case *domain.StorefrontEventRecorded:
 		tp := attr.FromStorefrontEvent(e.ID.String(), ev)
 		if tp.UTM != (attr.UTM{}) || tp.ClickIDs != (attr.ClickIDs{}) || tp.ReferrerHost != "" {
 			err = upsertTouchpoint(ctx, tx, &tp, pos)
 		}
+		if err == nil {
+			err = linkVisitor(ctx, tx, ev, pos)
+		}
+	case *domain.AttributionSettingsChanged:
+		err = saveSettings(ctx, tx, ev, pos)
+	case *domain.CustomerRedactRequested:
+		err = unlinkCustomer(ctx, tx, ev.ShopID, ev.CustomerID)
 	case *domain.OrderRecorded:
 		err = p.applyOrder(ctx, tx, ev, pos)
 	case *domain.RefundRecorded:
@@ -202,8 +222,10 @@ WHERE attribution_orders.version < excluded.version`,
 func (p *projector) recompute(ctx context.Context, tx *sql.Tx, orderID string) error {
 	var shop, customer string
 	var at, revenue int64
-	err := tx.QueryRowContext(ctx, `SELECT shop_id, customer_id, ordered_at, revenue FROM attribution_orders WHERE order_id = ?`,
-		orderID).Scan(&shop, &customer, &at, &revenue)
+	var lookback sql.NullInt64 // the shop's window, read along
+	err := tx.QueryRowContext(ctx, `SELECT shop_id, customer_id, ordered_at, revenue,
+		(SELECT lookback_seconds FROM attribution_settings s WHERE s.shop_id = o.shop_id)
+		FROM attribution_orders o WHERE order_id = ?`, orderID).Scan(&shop, &customer, &at, &revenue, &lookback)
 	if err == sql.ErrNoRows {
 		return nil
 	}
@@ -218,27 +240,44 @@ func (p *projector) recompute(ctx context.Context, tx *sql.Tx, orderID string) e
 		return err
 	}
 	order := attr.Order{ID: orderID, At: readmodel.Time(at), Revenue: domain.Amount(revenue), Refunded: domain.Amount(refunded)}
-	from := order.At.Add(-p.cfg.Lookback)
-	rows, err := tx.QueryContext(ctx, `SELECT `+touchpointColumns+` FROM touchpoints
-		WHERE shop_id = ? AND ((customer_id = ? AND ? <> '') OR touchpoint_id = ?) AND occurred_at >= ? AND occurred_at <= ?`,
-		shop, customer, customer, orderID, readmodel.Micros(from), at)
+	cfg := p.shopConfig(lookback)
+	from := readmodel.Micros(order.At.Add(-cfg.Lookback))
+	// The order's own landing, the customer's touchpoints and those of the
+	// anonymous visitors linked to the customer, each branch on an index;
+	// the landing is the customer's too, so rows are deduplicated by id.
+	q := `SELECT ` + touchpointColumns + ` FROM touchpoints
+		WHERE touchpoint_id = ? AND shop_id = ? AND occurred_at >= ? AND occurred_at <= ?`
+	args := []any{orderID, shop, from, at}
+	if customer != "" {
+		q += ` UNION ALL SELECT ` + touchpointColumns + ` FROM touchpoints
+		WHERE shop_id = ? AND customer_id = ? AND occurred_at >= ? AND occurred_at <= ?
+		UNION ALL SELECT ` + touchpointColumns + ` FROM touchpoints
+		WHERE shop_id = ? AND anonymous_id IN (SELECT anonymous_id FROM identity_links WHERE shop_id = ? AND customer_id = ?)
+			AND occurred_at >= ? AND occurred_at <= ?`
+		args = append(args, shop, customer, from, at, shop, shop, customer, from, at)
+	}
+	rows, err := tx.QueryContext(ctx, q, args...)
 	if err != nil {
 		return err
 	}
 	var tps []attr.Touchpoint
+	seen := map[string]bool{}
 	for rows.Next() {
 		t, err := scanTouchpoint(rows)
 		if err != nil {
 			rows.Close()
 			return err
 		}
-		tps = append(tps, t.touchpoint())
+		if !seen[t.ID] {
+			seen[t.ID] = true
+			tps = append(tps, t.touchpoint())
+		}
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	result := attr.Attribute(p.cfg, order, attr.Landings(attr.Sessionize(tps, p.cfg.SessionTimeout)))
+	result := attr.Attribute(cfg, order, attr.Landings(attr.Sessionize(tps, cfg.SessionTimeout)))
 	if _, err := tx.ExecContext(ctx, `DELETE FROM attribution_credits WHERE order_id = ?`, orderID); err != nil {
 		return err
 	}
