@@ -18,23 +18,16 @@ import (
 var storeTables = []string{"_projector_checkpoints", "_projector_migrations", "_projector_parked"}
 
 // copyOthers prepares target for a replay of the projectors named rebuilt
-// only: it creates their tables (their migrations), then copies from the
-// live version at source the tables of every other projector with their
+// only: it copies from the live version at source the tables of every other projector with their
 // indexes and triggers, and those projectors' checkpoints, migrations and
 // parked events, all from one snapshot of source, in one transaction.
 // Anything else in the live version (the warehouse outbox, which the server
 // installs again on the new version) is not copied.
 func copyOthers(ctx context.Context, cfg Config, source, target string, rebuilt []string) error {
+	// The store's own tables; the rebuilt projectors' come from their lanes.
 	store, err := rmsqlite.Open(rmsqlite.Config{Path: target, NoSync: true})
 	if err != nil {
 		return err
-	}
-	for _, p := range cfg.Projectors {
-		if slices.Contains(rebuilt, p.Name) {
-			if err := store.Migrate(ctx, p.Name, p.Migrations); err != nil {
-				return errors.Join(fmt.Errorf("migrate %s: %w", p.Name, err), store.Close())
-			}
-		}
 	}
 	if err := store.Close(); err != nil {
 		return err
@@ -74,9 +67,18 @@ func copyOthers(ctx context.Context, cfg Config, source, target string, rebuilt 
 }
 
 func copyTables(ctx context.Context, tx *sql.Tx, tables, projectors []string) error {
-	// Reading the live schema opens the snapshot every copy below reads.
+	if err := copyObjects(ctx, tx, "live", tables); err != nil {
+		return err
+	}
+	return copyStoreRows(ctx, tx, "live", projectors)
+}
+
+// copyObjects creates in main the tables of the attached schema from named
+// tables, copies their rows, then creates their indexes, triggers and
+// views. Reading the schema opens the snapshot every copy reads.
+func copyObjects(ctx context.Context, tx *sql.Tx, schema string, tables []string) error {
 	type object struct{ typ, name, table, sql string }
-	rows, err := tx.QueryContext(ctx, `SELECT type, name, tbl_name, sql FROM live.sqlite_master
+	rows, err := tx.QueryContext(ctx, `SELECT type, name, tbl_name, sql FROM `+schema+`.sqlite_master
 		WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' ORDER BY CASE type WHEN 'table' THEN 0 WHEN 'index' THEN 1 ELSE 2 END, name`)
 	if err != nil {
 		return err
@@ -96,22 +98,23 @@ func copyTables(ctx context.Context, tx *sql.Tx, tables, projectors []string) er
 	}
 	for _, o := range objs {
 		if !slices.Contains(tables, o.table) {
-			continue // the rebuilt projectors', the store's own, others
+			continue
 		}
-		switch o.typ {
-		case "table":
-			if _, err := tx.ExecContext(ctx, o.sql); err != nil {
-				return fmt.Errorf("create %s: %w", o.name, err)
-			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO main.`+quote(o.name)+` SELECT * FROM live.`+quote(o.name)); err != nil {
+		if _, err := tx.ExecContext(ctx, o.sql); err != nil {
+			return fmt.Errorf("create %s: %w", o.name, err)
+		}
+		if o.typ == "table" {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO main.`+quote(o.name)+` SELECT * FROM `+schema+`.`+quote(o.name)); err != nil {
 				return fmt.Errorf("copy %s: %w", o.name, err)
-			}
-		default: // indexes and triggers, created once the rows are in
-			if _, err := tx.ExecContext(ctx, o.sql); err != nil {
-				return fmt.Errorf("create %s: %w", o.name, err)
 			}
 		}
 	}
+	return nil
+}
+
+// copyStoreRows copies the checkpoints, migrations and parked events of
+// projectors from the attached schema.
+func copyStoreRows(ctx context.Context, tx *sql.Tx, schema string, projectors []string) error {
 	if len(projectors) == 0 {
 		return nil
 	}
@@ -121,7 +124,7 @@ func copyTables(ctx context.Context, tx *sql.Tx, tables, projectors []string) er
 		args[i] = n
 	}
 	for _, t := range storeTables {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO main.`+t+` SELECT * FROM live.`+t+` WHERE projector IN (`+ph+`)`, args...); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO main.`+t+` SELECT * FROM `+schema+`.`+t+` WHERE projector IN (`+ph+`)`, args...); err != nil {
 			return fmt.Errorf("copy %s: %w", t, err)
 		}
 	}

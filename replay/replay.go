@@ -81,6 +81,8 @@ type state struct {
 	Source     string   `json:"source"`
 	Projectors []string `json:"projectors"`
 	Copied     bool     `json:"copied"`
+	// Merged: the lanes are in the version (only the catch-up is left).
+	Merged bool `json:"merged"`
 	// Deferred are the query indexes dropped while the version is built
 	// (name → CREATE statement), created again at the end.
 	Deferred map[string]string `json:"deferred,omitempty"`
@@ -158,16 +160,32 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 			return Result{}, fmt.Errorf("replay: %w", err)
 		}
 	}
-	store, err := rmsqlite.Open(rmsqlite.Config{Path: target, Build: true, WriterCacheKiB: cfg.WriterCacheKiB})
-	if err != nil {
-		return Result{}, fmt.Errorf("replay: %w", err)
-	}
 	res := Result{Version: st.Target, Previous: source, Projectors: names, Resumed: resumed}
 	start := time.Now()
-	if err := deferIndexes(ctx, cfg, store, &st, names); err != nil {
-		return res, errors.Join(fmt.Errorf("replay: %w", err), store.Close())
+	var from eventlog.Position
+	final := cfg
+	if !st.Merged {
+		final.Progress = nil // the lanes reported; the catch-up is short
+		var err error
+		from, _, err = runLanes(ctx, cfg, &st, target, names)
+		if err != nil {
+			return res, fmt.Errorf("replay: %w", err)
+		}
+		if err := mergeLanes(ctx, target, names); err != nil {
+			return res, fmt.Errorf("replay: %w", err)
+		}
+		st.Merged = true
+		if err := saveState(cfg.Dir, st); err != nil {
+			return res, fmt.Errorf("replay: %w", err)
+		}
 	}
-	from, head, err := follow(ctx, cfg, store)
+	// Every projector together, over the merged version: the events
+	// appended while the lanes were merged, and the copied projectors.
+	store, err := rmsqlite.Open(rmsqlite.Config{Path: target, Build: true, WriterCacheKiB: cfg.WriterCacheKiB})
+	if err != nil {
+		return res, fmt.Errorf("replay: %w", err)
+	}
+	_, head, err := follow(ctx, final, store)
 	if err != nil {
 		return res, errors.Join(fmt.Errorf("replay: %w", err), store.Close())
 	}
@@ -203,46 +221,44 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	return res, nil
 }
 
-// deferIndexes migrates the rebuilt projectors' tables and drops their
-// query indexes, recording each one's CREATE statement in the state first
-// (so that an interrupted replay still creates them). On a resumed replay
-// they are already dropped.
-func deferIndexes(ctx context.Context, cfg Config, store *rmsqlite.Store, st *state, rebuilt []string) error {
-	if st.Deferred != nil {
-		return nil
-	}
-	deferred := map[string]string{}
-	for _, p := range cfg.Projectors {
-		if !slices.Contains(rebuilt, p.Name) {
-			continue
-		}
-		if err := store.Migrate(ctx, p.Name, p.Migrations); err != nil {
-			return fmt.Errorf("migrate %s: %w", p.Name, err)
-		}
-		for _, idx := range p.QueryIndexes {
-			var create string
-			err := store.DB().QueryRowContext(ctx, `SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?`, idx).Scan(&create)
-			if errors.Is(err, sql.ErrNoRows) {
-				return fmt.Errorf("projector %s: query index %s does not exist", p.Name, idx)
-			}
-			if err != nil {
-				return err
-			}
-			deferred[idx] = create
-		}
-	}
-	st.Deferred = deferred
-	if err := saveState(cfg.Dir, *st); err != nil {
-		return err
-	}
-	return store.Maintain(ctx, func(tx *sql.Tx) error {
-		for idx := range deferred {
-			if _, err := tx.ExecContext(ctx, `DROP INDEX IF EXISTS `+quote(idx)); err != nil {
-				return fmt.Errorf("drop %s: %w", idx, err)
+// deferIndexes drops the query indexes of the lanes' projectors (already
+// migrated in their lanes), recording each one's CREATE statement in the
+// state first, so that an interrupted replay still creates them at the end.
+func deferIndexes(ctx context.Context, cfg Config, projs []projections.Projector, stores []*rmsqlite.Store, st *state) error {
+	if st.Deferred == nil {
+		deferred := map[string]string{}
+		for i, p := range projs {
+			for _, idx := range p.QueryIndexes {
+				var create string
+				err := stores[i].DB().QueryRowContext(ctx, `SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?`, idx).Scan(&create)
+				if errors.Is(err, sql.ErrNoRows) {
+					return fmt.Errorf("projector %s: query index %s does not exist", p.Name, idx)
+				}
+				if err != nil {
+					return err
+				}
+				deferred[idx] = create
 			}
 		}
-		return nil
-	})
+		st.Deferred = deferred
+		if err := saveState(cfg.Dir, *st); err != nil {
+			return err
+		}
+	}
+	for i, p := range projs {
+		err := stores[i].Maintain(ctx, func(tx *sql.Tx) error {
+			for _, idx := range p.QueryIndexes {
+				if _, err := tx.ExecContext(ctx, `DROP INDEX IF EXISTS `+quote(idx)); err != nil {
+					return fmt.Errorf("drop %s: %w", idx, err)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // createDeferred creates the query indexes dropped while building, in one
@@ -275,14 +291,22 @@ func prepare(cfg Config, source string, names []string) (state, bool, error) {
 		return state{}, false, err
 	}
 	if old != nil {
-		if _, serr := os.Stat(filepath.Join(cfg.Dir, old.Target)); serr == nil &&
-			old.Source == source && slices.Equal(old.Projectors, names) {
+		_, serr := os.Stat(filepath.Join(cfg.Dir, old.Target))
+		// Before the merge the version's file may not exist yet: the
+		// lanes hold the work.
+		if (serr == nil || !old.Merged) && old.Source == source && slices.Equal(old.Projectors, names) {
 			return *old, true, nil
 		}
 		cfg.Logger.Info().Str("version", old.Target).Msg("dropping an unfinished replay of other projectors")
 		if old.Target != source {
 			if err := removeVersion(filepath.Join(cfg.Dir, old.Target)); err != nil {
 				return state{}, false, err
+			}
+			lanes, _ := filepath.Glob(filepath.Join(cfg.Dir, old.Target) + ".lane-*")
+			for _, l := range lanes {
+				if err := removeVersion(l); err != nil {
+					return state{}, false, err
+				}
 			}
 		}
 	}
