@@ -69,6 +69,11 @@ type Result struct {
 	Events          uint64  `json:"events"`
 	Seconds         float64 `json:"seconds"`
 	EventsPerSecond float64 `json:"events_per_second"`
+	// Phases: the lanes folding the log, their merge into the version
+	// (with the query indexes), and the last catch-up of every projector.
+	LanesSeconds   float64 `json:"lanes_seconds"`
+	MergeSeconds   float64 `json:"merge_seconds"`
+	CatchUpSeconds float64 `json:"catch_up_seconds"`
 }
 
 // ErrBusy is matched by Run while another replay of the same data
@@ -171,9 +176,11 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		if err != nil {
 			return res, fmt.Errorf("replay: %w", err)
 		}
+		res.LanesSeconds = time.Since(start).Seconds()
 		if err := mergeLanes(ctx, target, names); err != nil {
 			return res, fmt.Errorf("replay: %w", err)
 		}
+		res.MergeSeconds = time.Since(start).Seconds() - res.LanesSeconds
 		st.Merged = true
 		if err := saveState(cfg.Dir, st); err != nil {
 			return res, fmt.Errorf("replay: %w", err)
@@ -185,13 +192,17 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if err != nil {
 		return res, fmt.Errorf("replay: %w", err)
 	}
+	catchUp := time.Now()
 	_, head, err := follow(ctx, final, store)
 	if err != nil {
 		return res, errors.Join(fmt.Errorf("replay: %w", err), store.Close())
 	}
+	indexes := time.Now()
 	if err := createDeferred(ctx, store, st.Deferred); err != nil {
 		return res, errors.Join(fmt.Errorf("replay: %w", err), store.Close())
 	}
+	res.MergeSeconds += time.Since(indexes).Seconds()
+	res.CatchUpSeconds = indexes.Sub(catchUp).Seconds()
 	// Durable before it is pointed at: an ordinary WAL file, synced.
 	if err := store.Finish(ctx); err != nil {
 		return res, errors.Join(fmt.Errorf("replay: %w", err), store.Close())
