@@ -390,6 +390,16 @@ func follow(ctx context.Context, cfg Config, store *rmsqlite.Store) (from, head 
 			return 0, 0, err
 		}
 	}
+	// Where the projectors start, read before they move.
+	for i, p := range cfg.Projectors {
+		cp, err := store.Checkpoint(ctx, p.Name)
+		if err != nil {
+			return 0, 0, err
+		}
+		if i == 0 || cp < from {
+			from = cp
+		}
+	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
 	runDone := make(chan error, 1)
@@ -405,7 +415,6 @@ func follow(ctx context.Context, cfg Config, store *rmsqlite.Store) (from, head 
 	case <-ctx.Done():
 		return 0, 0, errors.Join(ctx.Err(), stop())
 	}
-	from = lowest(rt.Checkpoints(), len(cfg.Projectors))
 	t := time.NewTicker(cfg.Poll)
 	defer t.Stop()
 	// The log may grow while it is replayed (a server ingests): the replay
