@@ -39,6 +39,7 @@ func channelNames() []string {
 // model.
 type Attribution struct {
 	q       *attribution.Queries
+	summary AttributionSummarizer
 	auth    *auth.Authenticator
 	cursors *httpapi.CursorCodec
 	wait    Waiter
@@ -46,7 +47,7 @@ type Attribution struct {
 
 // NewAttribution returns the attribution read handlers.
 func NewAttribution(q *attribution.Queries, a *auth.Authenticator, cursors *httpapi.CursorCodec, wait Waiter) *Attribution {
-	return &Attribution{q: q, auth: a, cursors: cursors, wait: wait}
+	return &Attribution{q: q, summary: q, auth: a, cursors: cursors, wait: wait}
 }
 
 // Routes registers the attribution reads.
@@ -191,6 +192,18 @@ func TouchpointResource(t *attribution.Touchpoint) httpapi.Resource {
 // summaryParams are the query parameters of the summary.
 var summaryParams = []string{"filter[model]", "filter[date_from]", "filter[date_to]", "group_by"}
 
+// AttributionSummarizer computes the attribution summary: the read model's
+// queries, or a warehouse at scale.
+type AttributionSummarizer interface {
+	Summary(ctx context.Context, shop, model, groupBy string, from, before time.Time) ([]attribution.SummaryRow, error)
+}
+
+// WithSummary makes s compute the summary (the read model by default).
+func (a *Attribution) WithSummary(s AttributionSummarizer) *Attribution {
+	a.summary = s
+	return a
+}
+
 // AttributionSummaryQuery is a validated summary request.
 type AttributionSummaryQuery struct {
 	Model, GroupBy, DateFrom, DateTo string
@@ -275,7 +288,7 @@ func (a *Attribution) handleSummary(w http.ResponseWriter, r *http.Request) {
 	}
 	var rows []attribution.SummaryRow
 	if err == nil {
-		rows, err = a.q.Summary(r.Context(), p.ShopID, q.Model, q.GroupBy, q.From, q.Before)
+		rows, err = a.summary.Summary(r.Context(), p.ShopID, q.Model, q.GroupBy, q.From, q.Before)
 	}
 	if err != nil {
 		httpapi.WriteError(w, r, err)

@@ -23,7 +23,7 @@ func attributionProjectors(a *App) []projections.Projector {
 // (all reads); idem is unused.
 func mountAttribution(a *App, r *mux.Router, _ func(http.Handler) http.Handler) {
 	q := attribution.NewQueries(a.Store.DB())
-	readapi.NewAttribution(q, a.Auth, mustCursorCodec(a.Core), a.Runtime).Routes(r)
+	readapi.NewAttribution(q, a.Auth, mustCursorCodec(a.Core), a.Runtime).WithSummary(a.attributionSummary(q)).Routes(r)
 	readapi.NewAttributionSettings(q, a.Auth, a.Runtime).Routes(r)
 }
 

@@ -5,6 +5,11 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/rs/zerolog"
+
+	"github.com/cgp-platform/cgp/domain"
+	"github.com/cgp-platform/cgp/projections/attribution"
+	"github.com/cgp-platform/cgp/readapi"
 	"github.com/cgp-platform/cgp/readmodel/versioned"
 	vclickhouse "github.com/cgp-platform/cgp/readmodel/versioned/clickhouse"
 	"github.com/cgp-platform/cgp/readmodel/versioned/outbox"
@@ -76,4 +81,38 @@ func (a *App) startWarehouse(ctx context.Context) <-chan struct{} {
 		_ = sh.Run(ctx, func(err error) { a.Logger.Warn().Err(err).Msg("shipping read models to the warehouse") })
 	}()
 	return done
+}
+
+// chWarehouse adapts the ClickHouse warehouse to attribution.Warehouse.
+type chWarehouse struct{ s *vclickhouse.Store }
+
+func (w chWarehouse) Query(ctx context.Context, query string, args ...any) (attribution.WarehouseRows, error) {
+	return w.s.Query(ctx, query, args...)
+}
+
+// warehouseSummary answers the attribution summary from ClickHouse and,
+// when ClickHouse fails, from the read model (logged), so the endpoint
+// answers whenever the read model can.
+type warehouseSummary struct {
+	primary  attribution.WarehouseSummary
+	fallback readapi.AttributionSummarizer
+	log      zerolog.Logger
+}
+
+func (w warehouseSummary) Summary(ctx context.Context, shop, model, groupBy string, from, before time.Time) ([]attribution.SummaryRow, error) {
+	rows, err := w.primary.Summary(ctx, shop, model, groupBy, from, before)
+	if err == nil || domain.ErrorCode(err) == domain.CodeInvalid || ctx.Err() != nil {
+		return rows, err
+	}
+	w.log.Warn().Err(err).Msg("attribution summary from the warehouse failed; answered from the read model")
+	return w.fallback.Summary(ctx, shop, model, groupBy, from, before)
+}
+
+// attributionSummary is where the attribution summary is computed: the
+// ClickHouse warehouse when the server ships to one, else the read model.
+func (a *App) attributionSummary(q *attribution.Queries) readapi.AttributionSummarizer {
+	if ch, ok := a.Warehouse.(*vclickhouse.Store); ok {
+		return warehouseSummary{primary: attribution.WarehouseSummary{W: chWarehouse{ch}}, fallback: q, log: a.Logger}
+	}
+	return q
 }

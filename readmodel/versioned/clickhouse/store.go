@@ -261,3 +261,14 @@ func (si serverInserter) insert(ctx context.Context, query, token string, rows [
 	}
 	return nil
 }
+
+// Query runs an analytical query (aggregates over the shipped tables, read
+// with FINAL) with bound arguments. Callers build the SQL from constants;
+// values only ever travel as arguments.
+func (s *Store) Query(ctx context.Context, query string, args ...any) (driver.Rows, error) {
+	rows, err := s.conn.Query(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("clickhouse query: %w", err)
+	}
+	return rows, nil
+}
