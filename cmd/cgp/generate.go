@@ -26,6 +26,13 @@ func devCommands(cfg *Config, stdout, stderr io.Writer) []*cobra.Command {
 // maxGenerateWorkers bounds --workers.
 const maxGenerateWorkers = 1024
 
+// maxTouchpointsPerOrder bounds --touchpoints-per-order.
+const maxTouchpointsPerOrder = 100
+
+// touchWindow is how long before its order a generated touchpoint may be:
+// the default lookback window of attribution.
+const touchWindow = 30 * 24 * time.Hour
+
 // generateSpan is how far back the synthetic shop's history reaches.
 const generateSpan = 2 * 365 * 24 * time.Hour
 
@@ -37,8 +44,11 @@ const generateSpan = 2 * 365 * 24 * time.Hour
 type shopGenerator struct {
 	shop              string
 	customers, orders int
-	seed              uint64
-	workers           int
+	// touchpoints is how many checkout landings of the customer each order
+	// has before it, within its 30-day lookback window.
+	touchpoints int
+	seed        uint64
+	workers     int
 	// until is the end of the history: the start of the current UTC day,
 	// so a re-run on the same day records the same snapshots.
 	until time.Time
@@ -46,10 +56,11 @@ type shopGenerator struct {
 
 // generateResult is what `cgp dev generate` prints.
 type generateResult struct {
-	Customers int     `json:"customers"`
-	Orders    int     `json:"orders"`
-	Position  uint64  `json:"position"`
-	Seconds   float64 `json:"seconds"`
+	Customers   int     `json:"customers"`
+	Orders      int     `json:"orders"`
+	Touchpoints int     `json:"touchpoints"`
+	Position    uint64  `json:"position"`
+	Seconds     float64 `json:"seconds"`
 }
 
 func newDevGenerate(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
@@ -71,7 +82,8 @@ func newDevGenerate(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				return printJSON(stdout, generateResult{Customers: g.customers, Orders: g.orders, Position: pos,
+				return printJSON(stdout, generateResult{Customers: g.customers, Orders: g.orders,
+					Touchpoints: g.orders * g.touchpoints, Position: pos,
 					Seconds: time.Since(start).Seconds()})
 			})
 		}}
@@ -79,6 +91,8 @@ func newDevGenerate(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
 	f.StringVar(&g.shop, "shop", "", "shop id (shop_…)")
 	f.IntVar(&g.customers, "customers", 1000, "customers to record")
 	f.IntVar(&g.orders, "orders", 5000, "orders to record (each of one of the generated customers)")
+	f.IntVar(&g.touchpoints, "touchpoints-per-order", 0,
+		fmt.Sprintf("checkout landings (touchpoints) recorded before each order, within its 30-day window (0 to %d)", maxTouchpointsPerOrder))
 	f.Uint64Var(&g.seed, "seed", 1, "seed of the generated data")
 	f.IntVar(&g.workers, "workers", 16, "concurrent commands (group commit batches their appends)")
 	return cmd
@@ -92,6 +106,8 @@ func (g *shopGenerator) validate() error {
 		return fmt.Errorf("--orders must not be negative")
 	case g.orders > 0 && g.customers == 0:
 		return fmt.Errorf("--orders needs at least one customer")
+	case g.touchpoints < 0 || g.touchpoints > maxTouchpointsPerOrder:
+		return fmt.Errorf("--touchpoints-per-order must be between 0 and %d", maxTouchpointsPerOrder)
 	case g.workers < 1 || g.workers > maxGenerateWorkers:
 		return fmt.Errorf("--workers must be between 1 and %d", maxGenerateWorkers)
 	}
@@ -120,7 +136,17 @@ func (g *shopGenerator) run(ctx context.Context, h *commands.Handler) (uint64, e
 		return 0, fmt.Errorf("generate customers: %w", err)
 	}
 	err = g.each(ctx, g.orders, func(i int) error {
-		res, err := h.RecordOrder(ctx, g.order(i), meta)
+		o := g.order(i)
+		// The touchpoints first, so that the attribution projector has
+		// them when it folds the order.
+		for k := range g.touchpoints {
+			res, err := h.RecordCheckout(ctx, g.touchpoint(i, k, &o), meta)
+			keep(res)
+			if err != nil {
+				return fmt.Errorf("touchpoint %d of order %d: %w", k, i, err)
+			}
+		}
+		res, err := h.RecordOrder(ctx, o, meta)
 		keep(res)
 		return err
 	})
@@ -227,5 +253,51 @@ func (g *shopGenerator) order(i int) commands.RecordOrder {
 			Lines:     []domain.OrderLine{{LineID: ext + "-1", SKU: "SKU-" + strconv.Itoa(r.IntN(500)), Title: "Generated product", Quantity: qty, Price: price}},
 			CreatedAt: at, UpdatedAt: at, ProcessedAt: at,
 		},
+	}
+}
+
+// Landing data of generated touchpoints.
+var (
+	paidSearchCampaigns = []string{"brand", "generic-shoes", "generic-bags", "shopping-all", "competitor", "dsa"}
+	socialCampaigns     = []string{"prospecting", "retargeting", "lookalike", "ugc-video", "catalog"}
+	emailCampaigns      = []string{"weekly-digest", "welcome-series", "back-in-stock", "abandoned-cart", "vip-early-access"}
+	searchEngines       = []string{"https://www.google.com/", "https://www.bing.com/", "https://duckduckgo.com/", "https://search.yahoo.com/"}
+	referrers           = []string{"https://blog.example.org/review", "https://forum.example.net/t/42", "https://news.example.com/gift-guide"}
+	landingPaths        = []string{"/", "/products/p1", "/products/p2", "/collections/new", "/collections/sale", "/pages/about"}
+)
+
+// touchpoint is generated landing k of order i (o): a checkout snapshot of
+// the order's customer within the 30 days before the order, on a channel
+// from a fixed mix (paid search with gclid, paid social with fbclid,
+// e-mail and SMS by UTM, organic search and referral by referrer, direct).
+func (g *shopGenerator) touchpoint(i, k int, o *commands.RecordOrder) commands.RecordCheckout {
+	r := g.rng("touchpoint", i*maxTouchpointsPerOrder+k)
+	at := o.Snapshot.CreatedAt.Add(-time.Minute - time.Duration(r.Int64N(int64(touchWindow-time.Minute))))
+	ext := "gen-k" + strconv.Itoa(i) + "-" + strconv.Itoa(k)
+	a := domain.Attribution{LandingSite: landingPaths[r.IntN(len(landingPaths))]}
+	clickID := strconv.FormatUint(r.Uint64(), 36)
+	switch p := r.IntN(100); {
+	case p < 25:
+		a.ClickIDs = map[string]string{"gclid": clickID}
+		a.UTM = map[string]string{"source": "google", "medium": "cpc", "campaign": paidSearchCampaigns[r.IntN(len(paidSearchCampaigns))]}
+	case p < 45:
+		a.ClickIDs = map[string]string{"fbclid": clickID}
+		a.UTM = map[string]string{"source": "facebook", "medium": "paid_social", "campaign": socialCampaigns[r.IntN(len(socialCampaigns))]}
+	case p < 60:
+		a.UTM = map[string]string{"source": "newsletter", "medium": "email", "campaign": emailCampaigns[r.IntN(len(emailCampaigns))]}
+	case p < 75:
+		a.ReferringSite = searchEngines[r.IntN(len(searchEngines))]
+	case p < 82:
+		a.ReferringSite = referrers[r.IntN(len(referrers))]
+	case p < 87:
+		a.UTM = map[string]string{"source": "sms", "medium": "sms", "campaign": emailCampaigns[r.IntN(len(emailCampaigns))]}
+	default: // direct: a landing without source
+	}
+	return commands.RecordCheckout{
+		Delivered: commands.Delivered{ShopID: g.shop, Topic: "checkouts/create", LikelyNew: true,
+			EventID: eventlog.DeterministicID("generate", g.shop, "checkout", ext)},
+		CustomerExternalID: o.CustomerExternalID,
+		Snapshot: domain.CheckoutSnapshot{ExternalID: ext, Currency: "USD", TotalPrice: o.Snapshot.TotalPrice,
+			CreatedAt: at, UpdatedAt: at, Attribution: a},
 	}
 }

@@ -6,7 +6,9 @@ import (
 	"net/url"
 	"path/filepath"
 	"testing"
+	"time"
 
+	"github.com/cgp-platform/cgp/domain"
 	logsqlite "github.com/cgp-platform/cgp/eventlog/sqlite"
 )
 
@@ -93,6 +95,8 @@ func TestDevGenerateBadFlagsExit2(t *testing.T) {
 		{"dev", "generate", "--shop", "shop_x", "--customers", "0", "--orders", "5"},
 		{"dev", "generate", "--shop", "shop_x", "--orders", "-3"},
 		{"dev", "generate", "--shop", "shop_x", "--workers", "0"},
+		{"dev", "generate", "--shop", "shop_x", "--touchpoints-per-order", "-1"},
+		{"dev", "generate", "--shop", "shop_x", "--touchpoints-per-order", "101"},
 		{"dev", "generate", "--shop", "shop_x", "--customers", "many"},
 		{"dev", "generate", "--shop", "shop_x", "extra"},
 		{"dev"},
@@ -100,5 +104,107 @@ func TestDevGenerateBadFlagsExit2(t *testing.T) {
 		if code, out, _ := runCLI(append(args, "--data-dir", dir)...); code != exitUsage || out != "" {
 			t.Errorf("%v: exit %d, output %q; want %d and none", args, code, out, exitUsage)
 		}
+	}
+}
+
+// TestDevGenerateTouchpoints generates a shop with checkout landings before
+// each order and reads them back from the attribution read model: every
+// order is credited to landings of its own customer within its 30 days,
+// among them at least one of those generated for it (sessions of 30
+// minutes may merge two); the landings span the channel mix; the output
+// counts them; and a re-run appends nothing.
+func TestDevGenerateTouchpoints(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, dir)
+	tn := newTenant(t, dir, "gen-tp.example.com", "agency", "attribution:read")
+	const customers, orders, per = 30, 120, 4
+	args := []string{"dev", "generate", "--shop", tn.shopID, "--customers", fmt.Sprint(customers), "--orders", fmt.Sprint(orders),
+		"--touchpoints-per-order", fmt.Sprint(per), "--seed", "11", "--workers", "8"}
+	out := cli(t, dir, args...)
+	if out["touchpoints"] != float64(orders*per) || out["orders"] != float64(orders) {
+		t.Fatalf("output %v", out)
+	}
+	pos := fmtAny(out["position"])
+	head := headPosition(t, dir)
+
+	// The generated checkouts of each order, by checkout id.
+	own := map[string]string{} // checkout id → order id
+	for i := range orders {
+		for k := range per {
+			own[domain.CheckoutIDFromExternal(tn.shopID, fmt.Sprintf("gen-k%d-%d", i, k))] = domain.OrderIDFromExternal(tn.shopID, fmt.Sprintf("gen-o%d", i))
+		}
+	}
+	records, channels, credited := 0, map[string]bool{}, map[string]bool{}
+	next := "/api/v1/attribution?limit=50&include=touchpoints"
+	for pages := 0; next != ""; pages++ {
+		if pages > orders/50+2 {
+			t.Fatal("walk does not end")
+		}
+		r := s.get(t, next, tn.token, "X-Wait-For-Position", pos)
+		if r.status != 200 {
+			t.Fatalf("GET %s: %d %s", next, r.status, r.body)
+		}
+		doc := r.json(t)
+		tps := map[string]map[string]any{}
+		for _, it := range toMaps(doc["included"]) {
+			tps[it["id"].(string)] = attrs(it)
+		}
+		for _, rec := range toMaps(doc["data"]) {
+			records++
+			a := attrs(rec)
+			orderedAt, err := time.Parse(time.RFC3339Nano, a["ordered_at"].(string))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ownSeen := false
+			for _, c := range toMaps(a["models"].(map[string]any)["linear"]) {
+				id, _ := c["touchpoint_id"].(string)
+				tp := tps[id]
+				if tp == nil {
+					t.Fatalf("order %s: touchpoint %q not included", rec["id"], id)
+				}
+				at, err := time.Parse(time.RFC3339Nano, tp["occurred_at"].(string))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if tp["kind"] != "checkout" || tp["customer_id"] != a["customer_id"] || at.After(orderedAt) || orderedAt.Sub(at) > 30*24*time.Hour {
+					t.Errorf("order %s (%v, customer %v): touchpoint %v", rec["id"], orderedAt, a["customer_id"], tp)
+				}
+				if own[id] == "" {
+					t.Errorf("order %s: credited touchpoint %s was not generated", rec["id"], id)
+				}
+				ownSeen = ownSeen || own[id] == rec["id"]
+				channels[c["channel"].(string)] = true
+				credited[id] = true
+			}
+			if !ownSeen {
+				t.Errorf("order %s: none of its own touchpoints credited", rec["id"])
+			}
+		}
+		next = ""
+		if pg := doc["pagination"].(map[string]any); pg["has_next"] == true {
+			next = "/api/v1/attribution?limit=50&include=touchpoints&cursor=" + url.QueryEscape(pg["next_cursor"].(string))
+		}
+	}
+	if records != orders {
+		t.Fatalf("%d attribution records, want %d", records, orders)
+	}
+	for _, ch := range []string{"paid_search", "paid_social", "email", "organic_search", "referral", "sms", "direct"} {
+		if !channels[ch] {
+			t.Errorf("no touchpoint of channel %s among %v", ch, channels)
+		}
+	}
+	// Sessions merge landings within 30 minutes of each other: a few of
+	// the generated ones may go uncredited, not more.
+	if len(credited) < orders*per*9/10 {
+		t.Errorf("%d of the %d generated touchpoints credited", len(credited), orders*per)
+	}
+
+	again := cli(t, dir, args...)
+	if again["position"] != out["position"] {
+		t.Fatalf("re-run printed position %v, first run %v", again["position"], out["position"])
+	}
+	if h := headPosition(t, dir); h != head {
+		t.Fatalf("re-run moved the log head from %d to %d", head, h)
 	}
 }

@@ -1,9 +1,11 @@
 package attribution
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -163,7 +165,7 @@ func (q *Queries) ListRecords(ctx context.Context, lq RecordListQuery) ([]Record
 	}
 	credits, err := readmodel.List(ctx, q.db, "attribution credits", scanCredit, `SELECT order_id, model, touchpoint_id, position,
 		channel, source, campaign, weight, revenue, refunded FROM attribution_credits WHERE shop_id = ? AND order_id IN (`+
-		placeholders(len(ids))+`) ORDER BY order_id, model, position`, append([]any{lq.Shop}, toAny(ids)...)...)
+		placeholders(len(ids))+`)`, append([]any{lq.Shop}, toAny(ids)...)...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -171,7 +173,18 @@ func (q *Queries) ListRecords(ctx context.Context, lq RecordListQuery) ([]Record
 		r := byID[c.OrderID]
 		r.Credits = append(r.Credits, c)
 	}
+	// Sorted here rather than by SQLite: a page holds thousands of
+	// credits, and the index gives them by model and touchpoint id, not
+	// position (a temporary b-tree of the whole result).
+	for i := range out {
+		slices.SortFunc(out[i].Credits, compareCredits)
+	}
 	return out, next, nil
+}
+
+// compareCredits orders an order's credits by model, then position.
+func compareCredits(a, b Credit) int {
+	return cmp.Or(strings.Compare(a.Model, b.Model), cmp.Compare(a.Position, b.Position))
 }
 
 func scanCredit(s readmodel.Scanner) (Credit, error) {
@@ -181,6 +194,12 @@ func scanCredit(s readmodel.Scanner) (Credit, error) {
 	c.Revenue, c.Refunded = domain.Amount(rev), domain.Amount(ref)
 	return c, err
 }
+
+// touchModel is the model whose credits OrderTouchpoints reads: linear
+// gives every touch of an order a positive weight, so its credits name
+// each touchpoint of the order exactly once (one row in six, no DISTINCT
+// over every model's rows).
+var touchModel = attr.Linear.String()
 
 // OrderTouchpoints returns the stored touchpoints credited to each of the
 // orders (one read), by order id, oldest first.
@@ -205,9 +224,9 @@ func (q *Queries) OrderTouchpoints(ctx context.Context, shop string, orderIDs []
 			&t.LandingPath, &t.ReferrerHost, &t.UTM.Source, &t.UTM.Medium, &t.UTM.Campaign, &t.UTM.Term, &t.UTM.Content, &t.ClickIDKind)
 		t.OccurredAt = readmodel.Time(at)
 		return p, err
-	}, `SELECT DISTINCT c.order_id, `+strings.Join(cols, ", ")+` FROM attribution_credits c JOIN touchpoints t ON t.touchpoint_id = c.touchpoint_id
-		WHERE c.shop_id = ? AND t.shop_id = c.shop_id AND c.order_id IN (`+placeholders(len(orderIDs))+`)
-		ORDER BY c.order_id, t.occurred_at, t.touchpoint_id`, append([]any{shop}, toAny(orderIDs)...)...)
+	}, `SELECT c.order_id, `+strings.Join(cols, ", ")+` FROM attribution_credits c JOIN touchpoints t ON t.touchpoint_id = c.touchpoint_id
+		WHERE c.order_id IN (`+placeholders(len(orderIDs))+`) AND c.model = ? AND c.shop_id = ? AND t.shop_id = c.shop_id
+		ORDER BY c.order_id, t.occurred_at, t.touchpoint_id`, append(toAny(orderIDs), touchModel, shop)...)
 	if err != nil {
 		return nil, err
 	}
