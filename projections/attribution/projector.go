@@ -99,7 +99,32 @@ CREATE TABLE attribution_credits (
 	refunded      INTEGER NOT NULL,
 	PRIMARY KEY (order_id, model, touchpoint_id)
 );
-`}, {Version: 2, SQL: linksAndSettingsSchema}}
+`}, {Version: 2, SQL: linksAndSettingsSchema}, {Version: 3, SQL: creditsByOrder}}
+
+// creditsByOrder keeps an order's credits together, model by model, in
+// touch order (a table clustered on its key, without rowid): a page of
+// records or a summary reads each order's credits in one place instead of
+// one b-tree lookup per credit. (position is unique per order and model.)
+const creditsByOrder = `
+CREATE TABLE attribution_credits_v3 (
+	order_id      TEXT NOT NULL,
+	model         TEXT NOT NULL,
+	position      INTEGER NOT NULL,
+	touchpoint_id TEXT NOT NULL,
+	shop_id       TEXT NOT NULL,
+	channel       TEXT NOT NULL,
+	source        TEXT NOT NULL DEFAULT '',
+	campaign      TEXT NOT NULL DEFAULT '',
+	weight        REAL NOT NULL,
+	revenue       INTEGER NOT NULL,
+	refunded      INTEGER NOT NULL,
+	PRIMARY KEY (order_id, model, position)
+) WITHOUT ROWID;
+INSERT INTO attribution_credits_v3 (order_id, model, position, touchpoint_id, shop_id, channel, source, campaign, weight, revenue, refunded)
+	SELECT order_id, model, position, touchpoint_id, shop_id, channel, source, campaign, weight, revenue, refunded FROM attribution_credits;
+DROP TABLE attribution_credits;
+ALTER TABLE attribution_credits_v3 RENAME TO attribution_credits;
+`
 
 var handledTypes = []string{"CheckoutRecorded", "StorefrontEventRecorded", "OrderRecorded", "RefundRecorded",
 	"AttributionSettingsChanged", "CustomerRedactRequested"}
