@@ -67,7 +67,7 @@ func newFakeStore(t *testing.T, cfg Config) (*Store, *fakeServer) {
 		cfg.MaxDelay = time.Hour // the background loop stays idle
 	}
 	s := newStore(cfg, nil, f)
-	s.register([]versioned.Table{orders})
+	s.tables.Register([]versioned.Table{orders})
 	t.Cleanup(func() { _ = s.Close() })
 	return s, f
 }
@@ -123,7 +123,7 @@ func TestCheckpointWaitsForEveryTable(t *testing.T) {
 	other := orders
 	other.Name = "touchpoints"
 	s, f := newFakeStore(t, Config{URL: "x", MaxRows: 2})
-	s.register([]versioned.Table{other})
+	s.tables.Register([]versioned.Table{other})
 	// Position 5 fills orders' batch (sealed, sent on the next flush);
 	// position 6 leaves touchpoints' batch open.
 	if err := s.Write(ctx, "p", 5, []versioned.Change{change("o1", 5), change("o2", 5)}); err != nil {

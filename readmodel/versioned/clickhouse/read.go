@@ -11,7 +11,7 @@ import (
 
 // Get returns the newest version of key; see versioned.Store.
 func (s *Store) Get(ctx context.Context, table string, key []any) (versioned.Row, bool, error) {
-	t, err := s.table(table)
+	t, err := s.tables.Table(table)
 	if err != nil {
 		return versioned.Row{}, false, fmt.Errorf("get: %w", err)
 	}
@@ -34,7 +34,7 @@ func (s *Store) Get(ctx context.Context, table string, key []any) (versioned.Row
 
 // Scan returns a page of rows; see versioned.Store.
 func (s *Store) Scan(ctx context.Context, table string, q versioned.Query) ([]versioned.Row, error) {
-	t, err := s.table(table)
+	t, err := s.tables.Table(table)
 	if err != nil {
 		return nil, fmt.Errorf("scan: %w", err)
 	}
@@ -101,7 +101,7 @@ func holders(t versioned.Table) ([]any, func() []any) {
 // readable key under prefix, then deletes the older versions under it;
 // see versioned.Store.
 func (s *Store) Erase(ctx context.Context, table string, prefix []any, pos eventlog.Position) error {
-	t, err := s.table(table)
+	t, err := s.tables.Table(table)
 	if err != nil {
 		return fmt.Errorf("erase: %w", err)
 	}

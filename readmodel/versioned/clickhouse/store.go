@@ -57,8 +57,7 @@ type Store struct {
 	ins  inserter
 	b    *batch.Batcher
 
-	mu     sync.RWMutex
-	tables map[string]versioned.Table
+	tables batch.Tables
 
 	cancel context.CancelFunc // ends the background sender's send in flight
 	done   chan struct{}
@@ -91,7 +90,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 }
 
 func newStore(cfg Config, conn driver.Conn, ins inserter) *Store {
-	s := &Store{conn: conn, ins: ins, tables: map[string]versioned.Table{}, done: make(chan struct{})}
+	s := &Store{conn: conn, ins: ins, done: make(chan struct{})}
 	s.b = batch.New(batch.Config{MaxRows: cfg.MaxRows, MaxDelay: cfg.MaxDelay, Now: cfg.Now}, sender{s})
 	interval := cfg.MaxDelay / 4
 	if interval <= 0 {
@@ -142,47 +141,15 @@ func (s *Store) Migrate(ctx context.Context, tables []versioned.Table) error {
 			return fmt.Errorf("migrate %s: %w", t.Name, err)
 		}
 	}
-	s.register(tables)
+	s.tables.Register(tables)
 	return nil
-}
-
-func (s *Store) register(tables []versioned.Table) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, t := range tables {
-		s.tables[t.Name] = t
-	}
-}
-
-func (s *Store) table(name string) (versioned.Table, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	t, ok := s.tables[name]
-	if !ok {
-		return versioned.Table{}, fmt.Errorf("table %q not migrated: %w", name, versioned.ErrInvalid)
-	}
-	return t, nil
 }
 
 // Write queues changes; see versioned.Store.
 func (s *Store) Write(ctx context.Context, projector string, pos eventlog.Position, changes []versioned.Change) error {
-	if projector == "" || pos == 0 {
-		return fmt.Errorf("write: empty projector or position 0: %w", versioned.ErrInvalid)
-	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("write %s at %d: %w", projector, pos, err)
-	}
-	entries := make([]batch.Entry, len(changes))
-	for i, c := range changes {
-		t, err := s.table(c.Table)
-		if err != nil {
-			return fmt.Errorf("write %s at %d: %w", projector, pos, err)
-		}
-		row, err := t.NormalizeRow(c.Row, pos)
-		if err != nil {
-			return fmt.Errorf("write %s at %d: %w", projector, pos, err)
-		}
-		entries[i] = batch.Entry{Table: c.Table, Row: row}
+	entries, err := s.tables.Entries(ctx, projector, pos, changes)
+	if err != nil {
+		return err
 	}
 	s.b.Add(projector, pos, entries)
 	return nil
@@ -223,7 +190,7 @@ func insertRows(rows []versioned.Row) [][]any {
 
 // Send inserts b with its deduplication token.
 func (se sender) Send(ctx context.Context, b *batch.Batch) error {
-	t, err := se.s.table(b.Table)
+	t, err := se.s.tables.Table(b.Table)
 	if err != nil {
 		return err
 	}

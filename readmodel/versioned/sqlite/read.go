@@ -80,7 +80,7 @@ func scanRow(t versioned.Table, sc interface{ Scan(...any) error }) (versioned.R
 
 // Get returns the newest version of key; see versioned.Store.
 func (s *Store) Get(ctx context.Context, table string, key []any) (versioned.Row, bool, error) {
-	t, err := s.table(table)
+	t, err := s.tables.Table(table)
 	if err != nil {
 		return versioned.Row{}, false, fmt.Errorf("get: %w", err)
 	}
@@ -103,7 +103,7 @@ func (s *Store) Get(ctx context.Context, table string, key []any) (versioned.Row
 
 // Scan returns a page of rows; see versioned.Store.
 func (s *Store) Scan(ctx context.Context, table string, q versioned.Query) ([]versioned.Row, error) {
-	t, err := s.table(table)
+	t, err := s.tables.Table(table)
 	if err != nil {
 		return nil, fmt.Errorf("scan: %w", err)
 	}
@@ -134,7 +134,7 @@ func (s *Store) Scan(ctx context.Context, table string, q versioned.Query) ([]ve
 // overwritten by zero values (secure_delete clears the freed bytes), the
 // version raised to pos so that older writes stay hidden.
 func (s *Store) Erase(ctx context.Context, table string, prefix []any, pos eventlog.Position) error {
-	t, err := s.table(table)
+	t, err := s.tables.Table(table)
 	if err != nil {
 		return fmt.Errorf("erase: %w", err)
 	}

@@ -50,8 +50,7 @@ type Store struct {
 	w, r *sql.DB
 	b    *batch.Batcher
 
-	mu     sync.RWMutex
-	tables map[string]versioned.Table
+	tables batch.Tables
 
 	cancel context.CancelFunc // ends the background sender's send in flight
 	done   chan struct{}
@@ -82,7 +81,7 @@ func Open(cfg Config) (*Store, error) {
 	}
 	r := sql.OpenDB(sqlitedb.Connector(cfg.Path, query+"&_query_only=1", ""))
 	r.SetMaxOpenConns(4)
-	s := &Store{w: w, r: r, tables: map[string]versioned.Table{}, done: make(chan struct{})}
+	s := &Store{w: w, r: r, done: make(chan struct{})}
 	bcfg := batch.Config{MaxRows: cfg.MaxRows, MaxDelay: cfg.MaxDelay, Now: cfg.Now}
 	s.b = batch.New(bcfg, sender{s})
 	interval := cfg.MaxDelay / 4
@@ -167,43 +166,15 @@ func (s *Store) Migrate(ctx context.Context, tables []versioned.Table) error {
 			return fmt.Errorf("migrate %s: %w", t.Name, err)
 		}
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, t := range tables {
-		s.tables[t.Name] = t
-	}
+	s.tables.Register(tables)
 	return nil
-}
-
-func (s *Store) table(name string) (versioned.Table, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	t, ok := s.tables[name]
-	if !ok {
-		return versioned.Table{}, fmt.Errorf("table %q not migrated: %w", name, versioned.ErrInvalid)
-	}
-	return t, nil
 }
 
 // Write queues changes; see versioned.Store.
 func (s *Store) Write(ctx context.Context, projector string, pos eventlog.Position, changes []versioned.Change) error {
-	if projector == "" || pos == 0 {
-		return fmt.Errorf("write: empty projector or position 0: %w", versioned.ErrInvalid)
-	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("write %s at %d: %w", projector, pos, err)
-	}
-	entries := make([]batch.Entry, len(changes))
-	for i, c := range changes {
-		t, err := s.table(c.Table)
-		if err != nil {
-			return fmt.Errorf("write %s at %d: %w", projector, pos, err)
-		}
-		row, err := t.NormalizeRow(c.Row, pos)
-		if err != nil {
-			return fmt.Errorf("write %s at %d: %w", projector, pos, err)
-		}
-		entries[i] = batch.Entry{Table: c.Table, Row: row}
+	entries, err := s.tables.Entries(ctx, projector, pos, changes)
+	if err != nil {
+		return err
 	}
 	s.b.Add(projector, pos, entries)
 	return nil
@@ -246,7 +217,7 @@ func upsertSQL(t versioned.Table) string {
 
 // Send writes b in one transaction.
 func (se sender) Send(ctx context.Context, b *batch.Batch) error {
-	t, err := se.s.table(b.Table)
+	t, err := se.s.tables.Table(b.Table)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,65 @@
+package batch
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/cgp-platform/cgp/eventlog"
+	"github.com/cgp-platform/cgp/readmodel/versioned"
+)
+
+// Tables are the tables a store has migrated; every adapter keeps them to
+// check and normalise what it is asked to write and read. The zero value
+// is ready; safe for concurrent use.
+type Tables struct {
+	mu     sync.RWMutex
+	tables map[string]versioned.Table
+}
+
+// Register records migrated tables.
+func (ts *Tables) Register(tables []versioned.Table) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if ts.tables == nil {
+		ts.tables = make(map[string]versioned.Table, len(tables))
+	}
+	for _, t := range tables {
+		ts.tables[t.Name] = t
+	}
+}
+
+// Table returns a migrated table, or an error matching versioned.ErrInvalid.
+func (ts *Tables) Table(name string) (versioned.Table, error) {
+	ts.mu.RLock()
+	defer ts.mu.RUnlock()
+	t, ok := ts.tables[name]
+	if !ok {
+		return versioned.Table{}, fmt.Errorf("table %q not migrated: %w", name, versioned.ErrInvalid)
+	}
+	return t, nil
+}
+
+// Entries checks and normalises the changes projector writes at pos (the
+// validation of versioned.Store.Write) into the batcher's entries.
+func (ts *Tables) Entries(ctx context.Context, projector string, pos eventlog.Position, changes []versioned.Change) ([]Entry, error) {
+	if projector == "" || pos == 0 {
+		return nil, fmt.Errorf("write: empty projector or position 0: %w", versioned.ErrInvalid)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("write %s at %d: %w", projector, pos, err)
+	}
+	entries := make([]Entry, len(changes))
+	for i, c := range changes {
+		t, err := ts.Table(c.Table)
+		if err != nil {
+			return nil, fmt.Errorf("write %s at %d: %w", projector, pos, err)
+		}
+		row, err := t.NormalizeRow(c.Row, pos)
+		if err != nil {
+			return nil, fmt.Errorf("write %s at %d: %w", projector, pos, err)
+		}
+		entries[i] = Entry{Table: c.Table, Row: row}
+	}
+	return entries, nil
+}
