@@ -101,19 +101,9 @@ func holders(t versioned.Table) ([]any, func() []any) {
 // readable key under prefix, then deletes the older versions under it;
 // see versioned.Store.
 func (s *Store) Erase(ctx context.Context, table string, prefix []any, pos eventlog.Position) error {
-	t, err := s.tables.Table(table)
+	t, p, err := s.tables.Erasure(table, prefix, pos)
 	if err != nil {
-		return fmt.Errorf("erase: %w", err)
-	}
-	p, err := t.NormalizeKey(prefix)
-	if err == nil && len(p) == 0 {
-		err = fmt.Errorf("table %s: erase needs a prefix: %w", table, versioned.ErrInvalid)
-	}
-	if err == nil && (pos == 0 || pos > 1<<63-1) {
-		err = fmt.Errorf("table %s: erase at position %d: %w", table, pos, versioned.ErrInvalid)
-	}
-	if err != nil {
-		return fmt.Errorf("erase: %w", err)
+		return err
 	}
 	if err := s.Flush(ctx); err != nil {
 		return fmt.Errorf("erase from %s: %w", table, err)

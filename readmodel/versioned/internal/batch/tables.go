@@ -63,3 +63,23 @@ func (ts *Tables) Entries(ctx context.Context, projector string, pos eventlog.Po
 	}
 	return entries, nil
 }
+
+// Erasure checks an erasure request (the validation of
+// versioned.Store.Erase) and returns the table and the normalised prefix.
+func (ts *Tables) Erasure(table string, prefix []any, pos eventlog.Position) (versioned.Table, []any, error) {
+	t, err := ts.Table(table)
+	if err != nil {
+		return versioned.Table{}, nil, fmt.Errorf("erase: %w", err)
+	}
+	p, err := t.NormalizeKey(prefix)
+	if err == nil && len(p) == 0 {
+		err = fmt.Errorf("table %s: erase needs a prefix: %w", table, versioned.ErrInvalid)
+	}
+	if err == nil && (pos == 0 || pos > 1<<63-1) {
+		err = fmt.Errorf("table %s: erase at position %d: %w", table, pos, versioned.ErrInvalid)
+	}
+	if err != nil {
+		return versioned.Table{}, nil, fmt.Errorf("erase: %w", err)
+	}
+	return t, p, nil
+}
