@@ -24,22 +24,12 @@ var storeTables = []string{"_projector_checkpoints", "_projector_migrations", "_
 // Anything else in the live version (the warehouse outbox, which the server
 // installs again on the new version) is not copied.
 func copyOthers(ctx context.Context, cfg Config, source, target string, rebuilt []string) error {
-	// The store's own tables; the rebuilt projectors' come from their lanes.
-	store, err := rmsqlite.Open(rmsqlite.Config{Path: target, NoSync: true})
+	// The rebuilt projectors' tables come from their lanes.
+	conn, done, err := openVersion(ctx, target)
 	if err != nil {
 		return err
 	}
-	if err := store.Close(); err != nil {
-		return err
-	}
-	db := sql.OpenDB(sqlitedb.Connector(target, "_busy_timeout=5000&_secure_delete=on", ""))
-	defer db.Close()
-	db.SetMaxOpenConns(1)
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
+	defer done()
 	var others []projections.Projector
 	var otherNames []string
 	for _, p := range cfg.Projectors {
@@ -129,6 +119,26 @@ func copyStoreRows(ctx context.Context, tx *sql.Tx, schema string, projectors []
 		}
 	}
 	return nil
+}
+
+// openVersion opens one connection to the version being built at target
+// (the store's own tables created when it is new), for ATTACH and bulk
+// copies: no journal on disk, no fsync (Finish makes it durable).
+func openVersion(ctx context.Context, target string) (*sql.Conn, func(), error) {
+	store, err := rmsqlite.Open(rmsqlite.Config{Path: target, NoSync: true})
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := store.Close(); err != nil {
+		return nil, nil, err
+	}
+	db := sql.OpenDB(sqlitedb.Connector(target, "_busy_timeout=5000&_secure_delete=on&_journal_mode=MEMORY&_synchronous=OFF", ""))
+	db.SetMaxOpenConns(1)
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return nil, nil, errors.Join(err, db.Close())
+	}
+	return conn, func() { _ = conn.Close(); _ = db.Close() }, nil
 }
 
 // tablesOf returns the tables the projectors' migrations create, found by

@@ -9,7 +9,6 @@ import (
 	"sync"
 
 	"github.com/cgp-platform/cgp/eventlog"
-	"github.com/cgp-platform/cgp/internal/sqlitedb"
 	"github.com/cgp-platform/cgp/projections"
 	rmsqlite "github.com/cgp-platform/cgp/readmodel/sqlite"
 )
@@ -133,22 +132,11 @@ func (r laneReporter) Done() {
 // events), one lane per transaction; a lane already merged is skipped, so
 // an interrupted merge resumes. The lane files are deleted afterwards.
 func mergeLanes(ctx context.Context, target string, rebuilt []string) error {
-	// The store's own tables, when the version is new.
-	store, err := rmsqlite.Open(rmsqlite.Config{Path: target, NoSync: true})
+	conn, done, err := openVersion(ctx, target)
 	if err != nil {
 		return err
 	}
-	if err := store.Close(); err != nil {
-		return err
-	}
-	db := sql.OpenDB(sqlitedb.Connector(target, "_busy_timeout=5000&_secure_delete=on&_journal_mode=MEMORY&_synchronous=OFF", ""))
-	defer db.Close()
-	db.SetMaxOpenConns(1)
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
+	defer done()
 	for _, name := range rebuilt {
 		if err := mergeLane(ctx, conn, lanePath(target, name), name); err != nil {
 			return fmt.Errorf("merge %s: %w", name, err)
