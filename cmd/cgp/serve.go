@@ -144,7 +144,7 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 	}
 	stack, err := httpapi.NewStack(httpapi.StackConfig{Logger: core.Logger, Registry: a.Registry, TrustedProxies: proxies})
 	if err != nil {
-		return nil, errors.Join(err, store.Close())
+		return nil, errors.Join(err, a.closeWarehouse(), a.LastUse.Close(), store.Close())
 	}
 	a.checks = httpapi.NewChecks(2 * time.Second)
 	a.checks.Add("event_log", func(ctx context.Context) error {
