@@ -4,7 +4,9 @@ import (
 	"context"
 	"database/sql/driver"
 	"fmt"
+	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mattn/go-sqlite3"
 )
@@ -22,6 +24,11 @@ type Switchable struct {
 	mu   sync.RWMutex
 	path string
 	gen  uint64
+	// opened: a connection has been made, so the file exists; later
+	// connections never create it (a file deleted by a replay's switch,
+	// before this process moved, fails to open instead of coming back
+	// empty).
+	opened atomic.Bool
 }
 
 // NewSwitchable returns a switchable connector for the file at path; query
@@ -63,10 +70,15 @@ func (s *Switchable) Connect(ctx context.Context) (driver.Conn, error) {
 		return nil, err
 	}
 	path, gen := s.current()
-	c, err := s.driver.Open(dsn(path, s.query))
+	query := s.query
+	if s.opened.Load() && !strings.Contains(query, "mode=") {
+		query = strings.TrimPrefix(query+"&mode=rw", "&")
+	}
+	c, err := s.driver.Open(dsn(path, query))
 	if err != nil {
 		return nil, err
 	}
+	s.opened.Store(true)
 	sc, ok := c.(*sqlite3.SQLiteConn)
 	if !ok {
 		_ = c.Close()
