@@ -80,16 +80,9 @@ func scanRow(t versioned.Table, sc interface{ Scan(...any) error }) (versioned.R
 
 // Get returns the newest version of key; see versioned.Store.
 func (s *Store) Get(ctx context.Context, table string, key []any) (versioned.Row, bool, error) {
-	t, err := s.tables.Table(table)
+	t, k, err := s.tables.Lookup(table, key)
 	if err != nil {
-		return versioned.Row{}, false, fmt.Errorf("get: %w", err)
-	}
-	k, err := t.NormalizeKey(key)
-	if err == nil && len(k) != len(t.Key) {
-		err = fmt.Errorf("table %s: %d key values for a key of %d: %w", t.Name, len(k), len(t.Key), versioned.ErrInvalid)
-	}
-	if err != nil {
-		return versioned.Row{}, false, fmt.Errorf("get: %w", err)
+		return versioned.Row{}, false, err
 	}
 	r, err := scanRow(t, s.r.QueryRowContext(ctx, selectSQL(t, len(k)), k...))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -103,12 +96,9 @@ func (s *Store) Get(ctx context.Context, table string, key []any) (versioned.Row
 
 // Scan returns a page of rows; see versioned.Store.
 func (s *Store) Scan(ctx context.Context, table string, q versioned.Query) ([]versioned.Row, error) {
-	t, err := s.tables.Table(table)
+	t, q, err := s.tables.Scanning(table, q)
 	if err != nil {
-		return nil, fmt.Errorf("scan: %w", err)
-	}
-	if q, err = t.NormalizeQuery(q); err != nil {
-		return nil, fmt.Errorf("scan: %w", err)
+		return nil, err
 	}
 	text, args := scanSQL(t, q)
 	rows, err := s.r.QueryContext(ctx, text, args...)

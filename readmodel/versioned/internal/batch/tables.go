@@ -83,3 +83,33 @@ func (ts *Tables) Erasure(table string, prefix []any, pos eventlog.Position) (ve
 	}
 	return t, p, nil
 }
+
+// Lookup checks a Get request and returns the table and the normalised
+// full key.
+func (ts *Tables) Lookup(table string, key []any) (versioned.Table, []any, error) {
+	t, err := ts.Table(table)
+	if err != nil {
+		return versioned.Table{}, nil, fmt.Errorf("get: %w", err)
+	}
+	k, err := t.NormalizeKey(key)
+	if err == nil && len(k) != len(t.Key) {
+		err = fmt.Errorf("table %s: %d key values for a key of %d: %w", t.Name, len(k), len(t.Key), versioned.ErrInvalid)
+	}
+	if err != nil {
+		return versioned.Table{}, nil, fmt.Errorf("get: %w", err)
+	}
+	return t, k, nil
+}
+
+// Scanning checks a Scan request and returns the table and the normalised
+// query.
+func (ts *Tables) Scanning(table string, q versioned.Query) (versioned.Table, versioned.Query, error) {
+	t, err := ts.Table(table)
+	if err != nil {
+		return versioned.Table{}, q, fmt.Errorf("scan: %w", err)
+	}
+	if q, err = t.NormalizeQuery(q); err != nil {
+		return versioned.Table{}, q, fmt.Errorf("scan: %w", err)
+	}
+	return t, q, nil
+}
