@@ -2,6 +2,7 @@ package commands
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -356,6 +357,11 @@ func (h *Handler) UpdateAppSubscription(ctx context.Context, cmd UpdateAppSubscr
 			if err != nil {
 				return decision{}, err
 			}
+			// An ACTIVE subscription after an uninstall means the app was
+			// installed again: the retention countdown is cancelled.
+			if re := s.ReinstallBySubscription(strings.ToUpper(strings.TrimSpace(cmd.Status)), cmd.UpdatedAt); re != nil {
+				evs = append(evs, re)
+			}
 			return decision{events: evs, ids: cmd.ids(len(evs))}, nil
 		}, meta)
 	res.ID = cmd.ShopID
@@ -393,7 +399,7 @@ func (h *Handler) RecordPrivacyRequest(ctx context.Context, cmd RecordPrivacyReq
 	case PrivacyDataRequest:
 		ev = &domain.CustomerDataRequested{ShopID: cmd.ShopID, RequestID: cmd.RequestID, OrdersRequested: orders, PrivacyCustomer: who}
 	case PrivacyCustomerRedact:
-		ev = &domain.CustomerRedactRequested{ShopID: cmd.ShopID, OrdersToRedact: orders, PrivacyCustomer: who}
+		ev = &domain.CustomerRedactRequested{ShopID: cmd.ShopID, OrdersToRedact: orders, OrdersToRedactExternal: cmd.Orders, PrivacyCustomer: who}
 	case PrivacyShopRedact:
 		ev = &domain.ShopRedactRequested{ShopID: cmd.ShopID, RequestedAt: h.now().UTC()}
 	default:

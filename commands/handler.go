@@ -26,6 +26,8 @@ import (
 //     RecordSubscriptionContract, RecordBillingAttempt, RecordTheme,
 //     UninstallApp, UpdateAppSubscription, RecordPrivacyRequest (the other
 //     commerce topics, commerce.go), RecordScopesUpdate, RecordDelivery
+//   - EraseShop, ReinstallApp (the uninstall countdown and shop erasure,
+//     shoperasure.go)
 //   - ConnectWhatsApp, ConnectMessagingProvider, ReceiveWhatsAppMessage,
 //     RecordMessageStatus, RecordTemplateStatus, RecordPhoneQuality,
 //     RecordAccountAlert, RecordAccountReview (messaging.go)
@@ -100,6 +102,13 @@ func (h *Handler) load(ctx context.Context, stream string, agg aggregate) (rev u
 		}
 		for i := range evs {
 			d, err := h.codec.Decode(ctx, &evs[i])
+			if errors.Is(err, envelope.ErrShopErased) {
+				// The shop was erased: its sealed events are gone for
+				// good; the aggregate folds what is left (ShopErased)
+				// and appending anything sealed fails as not found.
+				rev, exists = evs[i].Revision, true
+				continue
+			}
 			if err != nil {
 				return 0, false, fmt.Errorf("load %s: %w", stream, err)
 			}

@@ -679,10 +679,13 @@ func (e CustomerDataRequested) Subject() string { return privacySubject(e.ShopID
 func (CustomerDataRequested) PersonalFields() []string { return privacyPersonalFields }
 
 // CustomerRedactRequested: the platform asked to erase a customer
-// (customers/redact). The erasure pipeline is another issue.
+// (customers/redact). The erase reactor (projections/erasure) acts on it.
 type CustomerRedactRequested struct {
 	ShopID         string   `json:"shop_id"`
 	OrdersToRedact []string `json:"orders_to_redact,omitempty"` // ord_…
+	// OrdersToRedactExternal are the same orders' platform ids (the
+	// subjects of guest orders derive from them).
+	OrdersToRedactExternal []string `json:"orders_to_redact_external,omitempty"`
 	PrivacyCustomer
 }
 

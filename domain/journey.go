@@ -197,16 +197,22 @@ func journeySteps(in []JourneyStep) ([]JourneyStep, error) {
 type JourneyEnrollments struct {
 	Enrolled bool
 	Triggers map[string]bool
+	Active   string // the enrollment id in progress, "" when none
 }
 
 // Apply folds an event into the aggregate.
 func (a *JourneyEnrollments) Apply(e Event) {
-	if ev, ok := e.(*JourneyEnrollmentStarted); ok {
-		a.Enrolled = true
+	switch ev := e.(type) {
+	case *JourneyEnrollmentStarted:
+		a.Enrolled, a.Active = true, ev.EnrollmentID
 		if a.Triggers == nil {
 			a.Triggers = map[string]bool{}
 		}
 		a.Triggers[ev.TriggerEventID] = true
+	case *JourneyEnrollmentExited:
+		if a.Active == ev.EnrollmentID {
+			a.Active = ""
+		}
 	}
 }
 

@@ -94,6 +94,10 @@ type Shop struct {
 	WebhookSecret string
 	Exists        bool
 	Uninstalled   bool
+	// UninstalledAt and RetentionDueAt are set while Uninstalled.
+	UninstalledAt, RetentionDueAt time.Time
+	// Erased: ShopErased was recorded; Exists is false from then on.
+	Erased bool
 }
 
 // Apply folds an event into the shop.
@@ -104,7 +108,11 @@ func (s *Shop) Apply(e Event) {
 	case *ShopPlanChanged:
 		s.Plan = ev.Plan
 	case *AppUninstalled:
-		s.Uninstalled = true
+		s.Uninstalled, s.UninstalledAt, s.RetentionDueAt = true, ev.UninstalledAt, ev.RetentionDueAt
+	case *AppReinstalled:
+		s.Uninstalled, s.UninstalledAt, s.RetentionDueAt = false, time.Time{}, time.Time{}
+	case *ShopErased:
+		s.Exists, s.Erased = false, true
 	}
 }
 

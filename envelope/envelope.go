@@ -23,6 +23,11 @@ import (
 // formatV1 is the first byte of a payload sealed with the shop key.
 const formatV1 byte = 1
 
+// formatUnsealed is the first byte of the payload of an event type that
+// implements domain.Unsealed: its JSON follows in clear, readable without
+// any key (after the shop's key is shredded too).
+const formatUnsealed byte = 2
+
 // fieldPrefix starts a personal field sealed with a subject key:
 // "pii1:<subject>:<base64url(nonce|ciphertext)>".
 const fieldPrefix = "pii1:"
@@ -59,6 +64,16 @@ func (c *Codec) Encode(ctx context.Context, id uuid.UUID, shop string, ev domain
 	if err != nil {
 		return eventlog.EventData{}, fmt.Errorf("encode %s: %w", name, err)
 	}
+	if isUnsealed(ev) {
+		if _, personal := ev.(domain.Personal); personal {
+			return eventlog.EventData{}, fmt.Errorf("encode %s: an unsealed event type cannot carry personal data", name)
+		}
+		meta.KeyIDs = nil
+		return eventlog.EventData{
+			ID: id, Type: name, SchemaVersion: version, ShopID: shop,
+			OccurredAt: occurredAt.UTC(), Data: append([]byte{formatUnsealed}, raw...), Metadata: meta,
+		}, nil
+	}
 	keyIDs := []string{shopSubject(shop)}
 	if p, ok := ev.(domain.Personal); ok {
 		subject := p.Subject()
@@ -68,6 +83,11 @@ func (c *Codec) Encode(ctx context.Context, id uuid.UUID, shop string, ev domain
 		keyIDs = append(keyIDs, subject)
 	}
 	shopKey, err := c.keys.DataKey(ctx, tenant(shop), shopSubject(shop), true)
+	if errors.Is(err, vault.ErrShredded) {
+		// The shop was erased: nothing more is recorded about it, and the
+		// caller is told the shop is not found (never a server error).
+		return eventlog.EventData{}, fmt.Errorf("shop key: %w", erasedShop(err))
+	}
 	if err != nil {
 		return eventlog.EventData{}, fmt.Errorf("shop key: %w", err)
 	}
@@ -113,6 +133,9 @@ func (c *Codec) Decode(ctx context.Context, e *eventlog.Event) (Decoded, error) 
 // Open removes the shop seal and returns the JSON with personal fields still
 // sealed (what an auditor's export without subject keys would show).
 func (c *Codec) Open(ctx context.Context, e *eventlog.Event) ([]byte, error) {
+	if len(e.Data) > 0 && e.Data[0] == formatUnsealed {
+		return c.openUnsealed(e)
+	}
 	if len(e.Data) == 0 || e.Data[0] != formatV1 {
 		return nil, fmt.Errorf("decode %s %s: unknown payload format", e.Type, e.ID)
 	}
@@ -150,6 +173,7 @@ func (c *Codec) sealFields(ctx context.Context, id uuid.UUID, shop, subject stri
 		return nil, err
 	}
 	var key []byte
+	erased := false
 	out := make([]byte, 0, len(raw)+128)
 	last := 0
 	for _, sp := range spans {
@@ -157,10 +181,22 @@ func (c *Codec) sealFields(ctx context.Context, id uuid.UUID, shop, subject stri
 		if bytes.Equal(v, []byte("null")) {
 			continue
 		}
-		if key == nil {
-			if key, err = c.keys.DataKey(ctx, tenant(shop), subject, true); err != nil {
+		if key == nil && !erased {
+			key, err = c.keys.DataKey(ctx, tenant(shop), subject, true)
+			switch {
+			case errors.Is(err, vault.ErrShredded):
+				// The subject was erased: what arrives about it now is
+				// not kept either.
+				erased = true
+			case err != nil:
 				return nil, fmt.Errorf("subject key: %w", err)
 			}
+		}
+		if erased {
+			out = append(out, raw[last:sp.start]...)
+			out = append(out, "null"...)
+			last = sp.end
+			continue
 		}
 		ct, err := seal(key, v, aad(id[:], []byte(sp.field)))
 		if err != nil {
@@ -384,4 +420,31 @@ func newGCM(key []byte) (cipher.AEAD, error) {
 		return nil, err
 	}
 	return cipher.NewGCM(block)
+}
+
+// isUnsealed reports whether ev is stored without any key.
+func isUnsealed(ev domain.Event) bool {
+	u, ok := ev.(domain.Unsealed)
+	return ok && u.Unsealed()
+}
+
+// openUnsealed returns the clear payload of an unsealed event, after
+// checking that its type is one stored unsealed: a payload of any other
+// type must be sealed, whatever its first byte says.
+func (c *Codec) openUnsealed(e *eventlog.Event) ([]byte, error) {
+	spec, ok := c.events.Spec(e.Type)
+	if !ok {
+		return nil, fmt.Errorf("decode %s %s: %w", e.Type, e.ID, domain.ErrUnknownEventType)
+	}
+	if !isUnsealed(spec.New()) {
+		return nil, fmt.Errorf("decode %s %s: unsealed payload of a sealed event type", e.Type, e.ID)
+	}
+	return append([]byte(nil), e.Data[1:]...), nil
+}
+
+// erasedShop is the error of an attempt to seal an event of an erased
+// shop: a not-found domain error that also matches ErrShopErased and the
+// vault's cause.
+func erasedShop(cause error) error {
+	return &domain.Error{Code: domain.CodeNotFound, Message: "shop not found", Err: errors.Join(ErrShopErased, cause)}
 }

@@ -106,9 +106,21 @@ func TestShreddedCustomerDecodesToNull(t *testing.T) {
 	if got.OrdersCount != 3 || len(d.Redacted) != 5 {
 		t.Fatalf("orders %d, redacted %v", got.OrdersCount, d.Redacted)
 	}
-	// New events of a shredded subject cannot be sealed again.
-	if _, err := codec.Encode(ctx, uuid.New(), "shop_1", customerCreated(), time.Now(), eventlog.Metadata{}); !errors.Is(err, vault.ErrShredded) {
+	// New events of a shredded subject are recorded without their
+	// personal fields: the erased customer's data is not kept again.
+	again, err := codec.Encode(ctx, uuid.New(), "shop_1", customerCreated(), time.Now(), eventlog.Metadata{})
+	if err != nil {
 		t.Fatalf("encode for a shredded subject: %v", err)
+	}
+	d, err = codec.Decode(ctx, record(again))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := d.Event.(*domain.CustomerCreated); got.Email != nil || got.FirstName != nil || got.Address != nil || got.OrdersCount != 3 {
+		t.Fatalf("an event of a shredded subject kept personal data: %+v", got)
+	}
+	if _, err := keys.DataKey(ctx, "shop_1", "cus_A", false); !errors.Is(err, vault.ErrShredded) {
+		t.Fatalf("after encoding, the shredded subject's key: %v", err)
 	}
 }
 

@@ -172,3 +172,10 @@ func Fingerprint(method, target string, body []byte) string {
 	h.Write(bodySum[:])
 	return hex.EncodeToString(h.Sum(nil))
 }
+
+// Forgetter is implemented by stores that can delete the stored responses
+// mentioning an erased data subject (GDPR erasure): Forget deletes every
+// stored response whose body contains one of needles.
+type Forgetter interface {
+	Forget(ctx context.Context, needles ...string) (int64, error)
+}

@@ -26,6 +26,13 @@ type Customers struct {
 	cursors *httpapi.CursorCodec
 	wait    Waiter
 	now     func() time.Time
+	asOf    *AsOf // nil: as_of is not served
+}
+
+// WithAsOf serves GET /api/v1/customers/{id}?as_of=… from the log.
+func (c *Customers) WithAsOf(a *AsOf) *Customers {
+	c.asOf = a
+	return c
 }
 
 // NewCustomers returns the customer read handlers.
@@ -94,6 +101,17 @@ func (c *Customers) handleCustomerList(w http.ResponseWriter, r *http.Request) {
 func (c *Customers) handleCustomerGet(w http.ResponseWriter, r *http.Request) {
 	p, _ := auth.FromContext(r.Context())
 	id := mux.Vars(r)["customer_id"]
+	if c.asOf != nil {
+		at, ok, err := ParseAsOf(r, c.now())
+		if err != nil {
+			httpapi.WriteError(w, r, err)
+			return
+		}
+		if ok {
+			c.handleCustomerAsOf(w, r, p.ShopID, id, at)
+			return
+		}
+	}
 	ServeOne(w, r, c.wait, customers.Name, p.ShopID,
 		func(ctx context.Context, shop string) (*customers.Customer, error) { return c.q.Get(ctx, shop, id) },
 		func(cust *customers.Customer) httpapi.Resource { return CustomerResource(cust, c.now()) })

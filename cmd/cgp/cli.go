@@ -16,6 +16,7 @@ import (
 	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/eventlog"
 	"github.com/cgp-platform/cgp/lastuse"
+	"github.com/cgp-platform/cgp/projections/audit"
 )
 
 // Exit codes.
@@ -84,12 +85,14 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 		newServeCommand(cfg, stdout, stderr),
 		group("accounts", "Manage accounts", newAccountsCreate(cfg, stdout, stderr)),
 		group("shops", "Manage shops", newShopsCreate(cfg, stdout, stderr), newShopsSetPlan(cfg, stdout, stderr),
-			newShopsAttribution(cfg, stdout, stderr)),
+			newShopsAttribution(cfg, stdout, stderr), newShopsRetention(cfg, stdout, stderr), newShopsReinstall(cfg, stdout, stderr),
+			newShopsPrivacy(cfg, stdout, stderr)),
 		group("tokens", "Manage admin API tokens", newTokensCreate(cfg, stdout, stderr), newTokensCreateMaster(cfg, stdout, stderr),
 			newTokensRevoke(cfg, stdout, stderr), newTokensList(cfg, stdout, stderr)),
 		group("public-keys", "Manage storefront public keys", newPublicKeysCreate(cfg, stdout, stderr)),
 		group("image-keys", "Manage image-operations API keys", newImageKeysMint(cfg, stdout, stderr), newImageKeysImport(cfg, stdout, stderr)),
 		group("audit", "Check the event history", newAuditVerify(cfg, stdout, stderr)),
+		group("gdpr", "Personal-data requests and erasure", append(gdprCommands(cfg, stdout, stderr), newGDPRRequests(cfg, stdout, stderr))...),
 		newReplayCommand(cfg, stdout, stderr),
 	)
 	root.AddCommand(messagingCommands(cfg, stdout, stderr)...)
@@ -215,7 +218,7 @@ func newAuditVerify(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
 				return err
 			}
 			return withCore(cmd.Context(), cfg, stderr, func(c *Core) error {
-				rep, err := VerifyShop(cmd.Context(), c.Log, shop)
+				rep, err := verifyShop(cmd.Context(), c, shop)
 				if err != nil {
 					return err
 				}
@@ -233,51 +236,13 @@ func newAuditVerify(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
 }
 
 // AuditReport is the result of VerifyShop.
-type AuditReport struct {
-	ShopID   string `json:"shop_id"`
-	Intact   bool   `json:"intact"`
-	Events   int    `json:"events_checked"`
-	Streams  int    `json:"streams"`
-	Problem  string `json:"problem,omitempty"`
-	BadEvent string `json:"first_bad_event,omitempty"`
-	Position uint64 `json:"first_bad_position,omitempty"`
-}
+type AuditReport = audit.Report
 
 // VerifyShop walks the whole log in order and checks the hash chain of
-// every stream holding the shop's events.
+// every stream holding the shop's events (verifyShop, in audit.go, uses
+// the audit index instead when there is one).
 func VerifyShop(ctx context.Context, log eventlog.Log, shop string) (AuditReport, error) {
-	rep := AuditReport{ShopID: shop, Intact: true}
-	v := eventlog.NewChainVerifier()
-	streams := map[string]bool{}
-	var after eventlog.Position
-	for {
-		evs, err := log.ReadAll(ctx, after, 1000)
-		if err != nil {
-			return rep, fmt.Errorf("read log: %w", err)
-		}
-		for i := range evs {
-			e := &evs[i]
-			after = e.Position
-			if e.ShopID != shop {
-				continue
-			}
-			err := v.Check(e)
-			if err == nil && !streams[e.StreamID] && e.Revision != 0 {
-				err = fmt.Errorf("event %s (%s@%d): stream does not start at revision 0", e.ID, e.StreamID, e.Revision)
-			}
-			streams[e.StreamID] = true
-			rep.Events++
-			if err != nil {
-				rep.Intact, rep.Problem, rep.BadEvent, rep.Position = false, err.Error(), e.ID.String(), e.Position
-				rep.Streams = len(streams)
-				return rep, nil
-			}
-		}
-		if len(evs) < 1000 {
-			rep.Streams = len(streams)
-			return rep, nil
-		}
-	}
+	return audit.Verify(ctx, log, nil, 0, shop)
 }
 
 func newTokensCreateMaster(cfg *Config, stdout, stderr io.Writer) *cobra.Command {

@@ -1,8 +1,12 @@
 package main
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
+	"net/mail"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -75,6 +79,29 @@ type Config struct {
 	// versionPoll is how often cgp serve checks which read-model version
 	// is live (a replay switches it); defaultVersionPoll when zero.
 	versionPoll time.Duration
+	// SMTPAddr is the SMTP relay (host:port) data exports are mailed
+	// through; empty: no e-mail (dataexport.go).
+	SMTPAddr string
+	// SMTPFrom is the sender address of those mails.
+	SMTPFrom string
+	// SMTPUsername and SMTPPassword authenticate to the relay (AUTH PLAIN,
+	// over STARTTLS). The password is a secret: never logged.
+	SMTPUsername, SMTPPassword string
+	// exportClient, when set, posts data exports (tests inject their TLS
+	// server's client); exportSMTPTLS is the STARTTLS configuration;
+	// exportRetry is the first retry delay (domain.ExportRetryBase when
+	// zero) and exportPoll how often due retries are looked for
+	// (defaultExportPoll when zero).
+	exportClient  *http.Client
+	exportSMTPTLS *tls.Config
+	exportRetry   time.Duration
+	exportPoll    time.Duration
+	// retentionEvery is how often the retention countdown runs
+	// (retention.go); defaultRetentionEvery when zero. Tests set it.
+	retentionEvery time.Duration
+	// retentionClock is the countdown's clock (time.Now when nil); tests
+	// set it.
+	retentionClock func() time.Time
 }
 
 // bindCommon registers the flags every command takes.
@@ -103,6 +130,10 @@ func (c *Config) bindServe(fs *pflag.FlagSet) {
 	fs.StringVar(&c.DIDailyAt, "di-daily-at", "02:00", "UTC time of day HH:MM of the daily decision-intelligence run of every installed shop, or off (env CGP_DI_DAILY_AT)")
 	fs.StringVar(&c.Warehouse, "warehouse", warehouseNone, "ship customers, attribution and touchpoints to a warehouse for analysts: none, sqlite (DATA_DIR/warehouse.db) or clickhouse (env CGP_WAREHOUSE)")
 	fs.StringVar(&c.WarehouseURL, "warehouse-url", "", "ClickHouse URL with --warehouse clickhouse, e.g. clickhouse://user:password@host:9000/db (env CGP_WAREHOUSE_URL)")
+	fs.StringVar(&c.SMTPAddr, "smtp-addr", "", "SMTP relay host:port that mails data exports to the shops' contact e-mail; off when empty (env CGP_SMTP_ADDR)")
+	fs.StringVar(&c.SMTPFrom, "smtp-from", "", "sender address of the data-export mails (env CGP_SMTP_FROM)")
+	fs.StringVar(&c.SMTPUsername, "smtp-username", "", "SMTP user name, AUTH PLAIN over STARTTLS (env CGP_SMTP_USERNAME)")
+	fs.StringVar(&c.SMTPPassword, "smtp-password", "", "SMTP password; never logged (env CGP_SMTP_PASSWORD)")
 	fs.BoolVar(&c.Demo, "demo", false, "on an empty data directory, create a demo account, shop and token and print them (env CGP_DEMO)")
 }
 
@@ -178,6 +209,14 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxWebhookBody < 0 {
 		errs = append(errs, errors.New("max-webhook-body must not be negative"))
+	}
+	if c.SMTPAddr != "" {
+		if _, _, err := net.SplitHostPort(c.SMTPAddr); err != nil {
+			errs = append(errs, fmt.Errorf("smtp-addr %q: want host:port", c.SMTPAddr))
+		}
+		if _, err := mail.ParseAddress(c.SMTPFrom); err != nil {
+			errs = append(errs, errors.New("smtp-from must be an e-mail address with smtp-addr"))
+		}
 	}
 	if _, _, err := intelligence.ParseDailyAt(c.DIDailyAt); err != nil {
 		errs = append(errs, fmt.Errorf("di-daily-at: %w", err))

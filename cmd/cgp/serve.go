@@ -61,6 +61,10 @@ type App struct {
 	dataDir string
 	// versionPoll is how often the live read-model version is checked.
 	versionPoll time.Duration
+	// exportWake wakes the data exporter on a new data request (dataexport.go).
+	exportWake chan struct{}
+	// projectorNames are the registered projectors and reactors.
+	projectorNames []string
 }
 
 // OpenApp opens every store and builds the HTTP handler. It starts nothing:
@@ -127,6 +131,7 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 		if err := a.Runtime.Register(p); err != nil {
 			return nil, errors.Join(err, store.Close())
 		}
+		a.projectorNames = append(a.projectorNames, p.Name)
 	}
 	a.Warehouse, err = openWarehouse(ctx, cfg, func(err error) { core.Logger.Warn().Err(err).Msg("warehouse insert") })
 	if err != nil {
@@ -165,7 +170,7 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 	httpapi.RegisterOps(r, a.checks, a.Registry)
 	httpapi.Handle(r, httpapi.Beta, http.MethodGet, "/api/v1/openapi.json", httpapi.Compressed(openapi.Handler()))
 	authn := a.Auth
-	readapi.NewCustomers(a.Customers, authn, mustCursorCodec(core), a.Runtime, time.Now).Routes(r)
+	readapi.NewCustomers(a.Customers, authn, mustCursorCodec(core), a.Runtime, time.Now).WithAsOf(asOfReader(a)).Routes(r)
 	idem := idempotency.Middleware(a.Idempotency, func(r *http.Request) (string, bool) {
 		p, ok := auth.FromContext(r.Context())
 		return p.TokenID, ok
@@ -177,6 +182,8 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 	mountJourneys(a, r, idem)
 	mountIntelligence(a, r, idem)
 	mountAttribution(a, r, idem)
+	mountGDPR(a, r) // dataexport.go
+	mountAudit(a, r)
 	writeapi.NewAPIKeys(core.Commands, authn, idem, directory{a.Tenancy}, time.Now).Routes(r)
 	readapi.NewUsage(readapi.UsageConfig{Auth: authn, Keys: imageKeyFinder{a.Tenancy}, Uses: a.LastUse, Plans: directory{a.Tenancy},
 		Tokens: directory{a.Tenancy}, Credits: readapi.DefaultAICredits(), Now: time.Now}).Routes(r)
@@ -201,6 +208,10 @@ func allProjectors(a *App, tenancyChanged func()) []projections.Projector {
 	projectors = append(projectors, journeysProjectors(a)...)
 	projectors = append(projectors, intelligenceProjectors(a)...)
 	projectors = append(projectors, attributionProjectors(a)...)
+	projectors = append(projectors, auditProjectors(a)...)
+	projectors = append(projectors, erasureReactor(a))
+	projectors = append(projectors, shopErasureProjectors(a)...)
+	projectors = append(projectors, gdprProjectors(a)...)
 	return projectors
 }
 
@@ -225,12 +236,18 @@ func (a *App) Serve(ctx context.Context, ln net.Listener, grace time.Duration) e
 	diDone := a.startDISchedule(runCtx)               // dischedule.go
 	versionsDone := a.followReadModelVersions(runCtx) // replay.go
 	warehouseDone := a.startWarehouse(runCtx)         // warehouse.go
+	erasureDone := a.startErasureFollowups(runCtx)    // erasure.go
+	retentionDone := a.startRetention(runCtx)         // retention.go
+	exportsDone := a.startDataExports(runCtx)         // dataexport.go
 	srv.OnShutdown(func(context.Context) error {
 		cancelRuntime()
 		<-usesDone      // the last flush of last-use times is done
 		<-diDone        // the daily decision-intelligence schedule stopped
 		<-versionsDone  // no switch of read-model version under way
 		<-warehouseDone // the shipper stopped
+		<-erasureDone   // no erasure follow-up under way
+		<-retentionDone // the countdown and shop-erasure follow-ups stopped
+		<-exportsDone   // no data export under way
 		return errors.Join(a.Runtime.Close(), <-runtimeDone)
 	})
 	return srv.Run(ctx)

@@ -70,6 +70,7 @@ func Run(t *testing.T, open Opener) {
 	t.Run("TwoServersRaceOneKey", s.testRaceOneKey)
 	t.Run("TwoServersRaceTakeover", s.testRaceTakeover)
 	t.Run("ManyKeysConcurrently", s.testManyKeys)
+	t.Run("ForgetErasedSubject", s.testForget)
 }
 
 type suite struct {
@@ -560,5 +561,33 @@ func (s suite) testManyKeys(t *testing.T) {
 	for _, c := range won {
 		r := begin(t, stores[1], c.Scope, c.Key, c.Fingerprint, idempotency.Replay)
 		equalResponse(t, r.Response, sampleResponse(c.Key))
+	}
+}
+
+// testForget: a store that can forget (idempotency.Forgetter) deletes the
+// stored answers naming an erased subject, only those; a request with
+// their key then runs again.
+func (s suite) testForget(t *testing.T) {
+	e := newEnv(t, s.open, longLease, longWindow)
+	f, ok := e.store.(idempotency.Forgetter)
+	if !ok {
+		t.Skip("the store cannot forget answers")
+	}
+	ctx := context.Background()
+	for _, tag := range []string{"cus_gone1", "cus_kept1"} {
+		c := begin(t, e.store, "tok_a", "key-"+tag, fp(tag), idempotency.Started)
+		if err := e.store.Complete(ctx, c, sampleResponse(tag)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := f.Forget(ctx, "cus_gone1", "")
+	if err != nil || n != 1 {
+		t.Fatalf("Forget = %d, %v; want 1 answer forgotten", n, err)
+	}
+	begin(t, e.store, "tok_a", "key-cus_gone1", fp("cus_gone1"), idempotency.Started)
+	r := begin(t, e.store, "tok_a", "key-cus_kept1", fp("cus_kept1"), idempotency.Replay)
+	equalResponse(t, r.Response, sampleResponse("cus_kept1"))
+	if n, err := f.Forget(ctx, "cus_nobody"); err != nil || n != 0 {
+		t.Fatalf("Forget of an unknown subject = %d, %v", n, err)
 	}
 }

@@ -1,6 +1,7 @@
 package redis
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -9,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -294,4 +296,39 @@ func decodeResponse(res []any) (idempotency.Response, error) {
 		return idempotency.Response{}, fmt.Errorf("stored headers: %w", err)
 	}
 	return resp, nil
+}
+
+// Forget implements idempotency.Forgetter: it scans the store's records
+// (SCAN over the prefix, never KEYS) and deletes those whose stored body
+// contains one of needles. Redis keeps the data in memory (and in its own
+// persistence files when configured, outside the service's data dir).
+func (s *Store) Forget(ctx context.Context, needles ...string) (int64, error) {
+	var total int64
+	iter := s.client.Scan(ctx, 0, s.prefix+"*", 500).Iterator()
+	for iter.Next(ctx) {
+		key := iter.Val()
+		if strings.HasSuffix(key, ":lease") {
+			continue
+		}
+		body, err := s.client.HGet(ctx, key, "body").Bytes()
+		if errors.Is(err, goredis.Nil) {
+			continue
+		}
+		if err != nil {
+			return total, fmt.Errorf("forget: %w", err)
+		}
+		for _, n := range needles {
+			if n != "" && bytes.Contains(body, []byte(n)) {
+				if err := s.client.Del(ctx, key).Err(); err != nil {
+					return total, fmt.Errorf("forget: %w", err)
+				}
+				total++
+				break
+			}
+		}
+	}
+	if err := iter.Err(); err != nil {
+		return total, fmt.Errorf("forget: %w", err)
+	}
+	return total, nil
 }

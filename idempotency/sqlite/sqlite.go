@@ -442,3 +442,37 @@ func newConnector(path string, busy time.Duration) driver.Connector {
 		PRAGMA synchronous = FULL;
 		PRAGMA secure_delete = ON;`, busy.Milliseconds()))
 }
+
+// Forget deletes every stored response whose body contains one of
+// needles (the ids of an erased customer: its stored answers may hold its
+// personal data), then truncates the WAL so the deleted bodies linger
+// neither there nor, with secure_delete, in free pages. A later request
+// with one of those keys runs again. It returns how many it deleted.
+func (s *Store) Forget(ctx context.Context, needles ...string) (int64, error) {
+	var total int64
+	for _, n := range needles {
+		if n == "" {
+			continue
+		}
+		err := s.writeTx(ctx, func(tx *sql.Tx) error {
+			res, err := tx.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE body IS NOT NULL AND instr(body, ?) > 0`, []byte(n))
+			if err != nil {
+				return err
+			}
+			k, err := res.RowsAffected()
+			total += k
+			return err
+		})
+		if err != nil {
+			return total, fmt.Errorf("forget: %w", err)
+		}
+	}
+	var busy, logFrames, checkpointed int
+	if err := s.db.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logFrames, &checkpointed); err != nil {
+		return total, fmt.Errorf("forget: checkpoint: %w", err)
+	}
+	if busy != 0 {
+		return total, fmt.Errorf("forget: the WAL checkpoint was kept busy by readers")
+	}
+	return total, nil
+}

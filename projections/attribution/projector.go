@@ -126,7 +126,7 @@ DROP TABLE attribution_credits;
 ALTER TABLE attribution_credits_v3 RENAME TO attribution_credits;
 `
 
-var handledTypes = []string{"CheckoutRecorded", "StorefrontEventRecorded", "OrderRecorded", "RefundRecorded",
+var handledTypes = []string{"ShopErased", "CustomerErased", "CheckoutRecorded", "StorefrontEventRecorded", "OrderRecorded", "RefundRecorded",
 	"AttributionSettingsChanged", "CustomerRedactRequested"}
 
 // Projector returns the attribution projector with the default settings
@@ -152,6 +152,12 @@ func (p *projector) apply(ctx context.Context, tx *sql.Tx, e *eventlog.Event, d 
 	pos := int64(e.Position)
 	var err error
 	switch ev := d.Event.(type) {
+	case *domain.ShopErased:
+		return readmodel.DeleteShopRows(ctx, tx, ev.ShopID,
+			readmodel.ShopRows("identity_keys"), readmodel.ShopRows("identity_links"),
+			readmodel.ShopRows("attribution_settings"), readmodel.ShopRows("touchpoints"),
+			readmodel.ShopRows("attribution_orders"), readmodel.ShopRows("attribution_refunds"),
+			readmodel.ShopRows("attribution_credits"))
 	case *domain.CheckoutRecorded:
 		if tp, ok := attr.FromCheckout(ev); ok {
 			err = upsertTouchpoint(ctx, tx, &tp, pos)
@@ -170,6 +176,8 @@ func (p *projector) apply(ctx context.Context, tx *sql.Tx, e *eventlog.Event, d 
 	case *domain.AttributionSettingsChanged:
 		err = saveSettings(ctx, tx, ev, pos)
 	case *domain.CustomerRedactRequested:
+		err = unlinkCustomer(ctx, tx, ev.ShopID, ev.CustomerID)
+	case *domain.CustomerErased:
 		err = unlinkCustomer(ctx, tx, ev.ShopID, ev.CustomerID)
 	case *domain.OrderRecorded:
 		err = p.applyOrder(ctx, tx, ev, pos)

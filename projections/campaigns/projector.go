@@ -47,7 +47,7 @@ ALTER TABLE campaigns ADD COLUMN paused_at INTEGER NOT NULL DEFAULT 0;
 `}}
 
 // handledTypes are the events the projector folds.
-var handledTypes = []string{"AudienceCreated", "CampaignCreated", "CampaignLaunched", "CampaignPaused", "CampaignResumed",
+var handledTypes = []string{"ShopErased", "AudienceCreated", "CampaignCreated", "CampaignLaunched", "CampaignPaused", "CampaignResumed",
 	"CampaignApprovalGranted"}
 
 // Projector returns the audiences and campaigns projector; codec decodes
@@ -67,6 +67,8 @@ func apply(ctx context.Context, tx *sql.Tx, e *eventlog.Event, d envelope.Decode
 	pos := int64(e.Position)
 	var err error
 	switch ev := d.Event.(type) {
+	case *domain.ShopErased:
+		return readmodel.DeleteShopRows(ctx, tx, ev.ShopID, readmodel.ShopRows("audiences"), readmodel.ShopRows("campaigns"))
 	case *domain.AudienceCreated:
 		_, err = tx.ExecContext(ctx, `INSERT INTO audiences (audience_id, shop_id, name, filters, created_at, created_pos, version)
 			VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (audience_id) DO NOTHING`,

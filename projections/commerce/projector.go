@@ -198,7 +198,7 @@ CREATE INDEX privacy_requests_shop ON privacy_requests (shop_id, received_at);
 DROP INDEX IF EXISTS orders_customer;
 `}}
 
-var handledTypes = append([]string{"OrderRecorded", "RefundRecorded", "ProductRecorded", "ProductDeleted", "InventoryLevelUpdated",
+var handledTypes = append([]string{"ShopErased", "CustomerErased", "OrderRecorded", "RefundRecorded", "ProductRecorded", "ProductDeleted", "InventoryLevelUpdated",
 	"CartRecorded", "CheckoutRecorded", "SubscriptionContractRecorded", "BillingAttemptRecorded", "ThemeRecorded",
 	"CustomerDataRequested", "CustomerRedactRequested", "ShopRedactRequested"}, catalogTypes...)
 
@@ -220,6 +220,14 @@ func apply(ctx context.Context, tx *sql.Tx, e *eventlog.Event, d envelope.Decode
 	redacted := len(d.Redacted) > 0
 	var err error
 	switch ev := d.Event.(type) {
+	case *domain.ShopErased:
+		return readmodel.DeleteShopRows(ctx, tx, ev.ShopID,
+			readmodel.ShopRows("orders"), readmodel.ShopRows("refunds"), readmodel.ShopRows("products"),
+			readmodel.ShopRows("product_variants"), readmodel.ShopRows("inventory_levels"), readmodel.ShopRows("carts"),
+			readmodel.ShopRows("checkouts"), readmodel.ShopRows("subscription_contracts"),
+			readmodel.ShopRows("billing_attempts"), readmodel.ShopRows("themes"), readmodel.ShopRows("privacy_requests"))
+	case *domain.CustomerErased:
+		err = eraseCustomer(ctx, tx, ev)
 	case *domain.OrderRecorded:
 		err = applyOrder(ctx, tx, ev, redacted, pos)
 	case *domain.RefundRecorded:

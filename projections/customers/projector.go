@@ -100,7 +100,7 @@ func bounds(now time.Time) (atRisk, churned int64) {
 	return now.Add(-domain.AtRiskAfter).UnixMicro(), now.Add(-domain.ChurnedAfter).UnixMicro()
 }
 
-var handledTypes = []string{"CustomerCreated", "CustomerUpdated", "CustomerTagsSet", "OrderRecorded", "RefundRecorded"}
+var handledTypes = []string{"ShopErased", "CustomerErased", "CustomerCreated", "CustomerUpdated", "CustomerTagsSet", "OrderRecorded", "RefundRecorded"}
 
 // Projector returns the customers projector. now is the clock lifecycle
 // stages are computed at (nil: time.Now); its Upkeep moves the stages of
@@ -133,6 +133,12 @@ func (p *projector) apply(ctx context.Context, tx *sql.Tx, e *eventlog.Event, d 
 	at := e.OccurredAt.UnixMicro()
 	redacted := len(d.Redacted) > 0
 	switch ev := d.Event.(type) {
+	case *domain.ShopErased:
+		return readmodel.DeleteShopRows(ctx, tx, ev.ShopID,
+			readmodel.ChildRows("customer_refunds", "order_id", "customer_orders", "order_id"),
+			readmodel.ShopRows("customer_orders"), readmodel.ShopRows("customers"))
+	case *domain.CustomerErased:
+		return eraseCustomer(ctx, tx, ev, int64(e.Position))
 	case *domain.CustomerCreated:
 		return t.upsertProfile(ctx, tx, ev.CustomerID, ev.ShopID, &ev.CustomerProfile, redacted, at, e.Position)
 	case *domain.CustomerUpdated:

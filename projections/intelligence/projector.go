@@ -67,7 +67,7 @@ CREATE INDEX decision_runs_started ON decision_runs (shop_id, started_at, run_id
 CREATE INDEX decision_runs_status ON decision_runs (shop_id, status, started_at, run_id);
 `}}
 
-var handledTypes = []string{"KeywordRankingRecorded", "DecisionRunStarted", "DecisionRunCompleted", "DecisionRunFailed"}
+var handledTypes = []string{"ShopErased", "KeywordRankingRecorded", "DecisionRunStarted", "DecisionRunCompleted", "DecisionRunFailed"}
 
 // Projector returns the intelligence projector.
 func Projector(codec *envelope.Codec) projections.Projector {
@@ -81,6 +81,9 @@ func Projector(codec *envelope.Codec) projections.Projector {
 
 func apply(ctx context.Context, tx *sql.Tx, e *eventlog.Event, d envelope.Decoded) error {
 	switch ev := d.Event.(type) {
+	case *domain.ShopErased:
+		return readmodel.DeleteShopRows(ctx, tx, ev.ShopID,
+			readmodel.ShopRows("seo_rankings"), readmodel.ShopRows("seo_keywords"), readmodel.ShopRows("decision_runs"))
 	case *domain.KeywordRankingRecorded:
 		return applyRanking(ctx, tx, ev, e.Position)
 	case *domain.DecisionRunStarted:

@@ -55,7 +55,7 @@ ALTER TABLE journeys ADD COLUMN paused_at INTEGER NOT NULL DEFAULT 0;
 
 // Types are the events the projector folds: the journey events, and the
 // commerce events that carry a topic and a customer (the triggers).
-var Types = []string{"JourneyCreated", "JourneyEnrollmentStarted", "JourneyPaused", "JourneyResumed", "CustomerCreated", "OrderRecorded", "CheckoutRecorded", "SubscriptionContractRecorded"}
+var Types = []string{"ShopErased", "JourneyEnrollmentExited", "JourneyCreated", "JourneyEnrollmentStarted", "JourneyPaused", "JourneyResumed", "CustomerCreated", "OrderRecorded", "CheckoutRecorded", "SubscriptionContractRecorded"}
 
 // Enroll asks for the enrollment of a customer in a journey (the
 // EnrollInJourney command). It must be idempotent: the reactor calls it
@@ -111,6 +111,8 @@ func handle(decoded func(ctx context.Context, tx *sql.Tx, e eventlog.Event) erro
 func apply(ctx context.Context, tx *sql.Tx, e *eventlog.Event, d envelope.Decoded, enroll Enroll) error {
 	pos := int64(e.Position)
 	switch ev := d.Event.(type) {
+	case *domain.ShopErased:
+		return readmodel.DeleteShopRows(ctx, tx, ev.ShopID, readmodel.ShopRows("journey_enrollments"), readmodel.ShopRows("journeys"))
 	case *domain.JourneyCreated:
 		_, err := tx.ExecContext(ctx, `INSERT INTO journeys (journey_id, shop_id, name, trigger_topic, steps, allow_reentry, status,
 		created_at, updated_at, position) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (journey_id) DO NOTHING`,
@@ -119,6 +121,10 @@ func apply(ctx context.Context, tx *sql.Tx, e *eventlog.Event, d envelope.Decode
 		return err
 	case *domain.JourneyEnrollmentStarted:
 		return applyEnrollment(ctx, tx, ev, pos)
+	case *domain.JourneyEnrollmentExited:
+		_, err := tx.ExecContext(ctx, `UPDATE journey_enrollments SET status = ?, updated_at = ?, position = ? WHERE enrollment_id = ? AND shop_id = ?`,
+			domain.EnrollmentExited, readmodel.Micros(ev.ExitedAt), pos, ev.EnrollmentID, ev.ShopID)
+		return err
 	case *domain.JourneyPaused:
 		at := readmodel.Micros(ev.PausedAt)
 		_, err := tx.ExecContext(ctx, `UPDATE journeys SET status = ?, paused_reason = ?, paused_at = ?, updated_at = ?

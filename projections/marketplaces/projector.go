@@ -59,7 +59,7 @@ CREATE INDEX marketplace_notifications_shop ON marketplace_notifications (shop_i
 `}}
 
 // handledTypes are the events the read model folds.
-var handledTypes = []string{"MarketplaceConnected", "MarketplaceSecretRotated", "MarketplaceOrderRecorded", "MarketplaceNotificationReceived"}
+var handledTypes = []string{"ShopErased", "MarketplaceConnected", "MarketplaceSecretRotated", "MarketplaceOrderRecorded", "MarketplaceNotificationReceived"}
 
 // Projector returns the marketplaces projector.
 func Projector(codec *envelope.Codec) projections.Projector {
@@ -74,6 +74,10 @@ func Projector(codec *envelope.Codec) projections.Projector {
 func apply(ctx context.Context, tx *sql.Tx, e *eventlog.Event, d envelope.Decoded) error {
 	var err error
 	switch ev := d.Event.(type) {
+	case *domain.ShopErased:
+		return readmodel.DeleteShopRows(ctx, tx, ev.ShopID,
+			readmodel.ShopRows("marketplace_connections"), readmodel.ShopRows("marketplace_orders"),
+			readmodel.ShopRows("marketplace_notifications"))
 	case *domain.MarketplaceConnected:
 		_, err = tx.ExecContext(ctx, `INSERT INTO marketplace_connections
 	(marketplace, account_id, connection_id, shop_id, secret, app_key, connected_at, version)

@@ -121,7 +121,7 @@ CREATE INDEX account_reviews_shop ON account_reviews (shop_id, position);
 
 // handledTypes are the events the messaging read model folds.
 var handledTypes = []string{
-	"WhatsAppAccountConnected", "WhatsAppAccountCredentialsRotated",
+	"ShopErased", "CustomerErased", "WhatsAppAccountConnected", "WhatsAppAccountCredentialsRotated",
 	"MessagingProviderConnected", "MessagingProviderTokenRotated",
 	"WhatsAppMessageReceived", "MessageStatusReported", "WhatsAppTemplateStatusUpdated",
 	"WhatsAppPhoneQualityUpdated", "WhatsAppAccountAlertReceived", "WhatsAppAccountReviewUpdated",
@@ -144,6 +144,13 @@ func apply(ctx context.Context, tx *sql.Tx, e *eventlog.Event, d envelope.Decode
 	var err error
 	pos := e.Position
 	switch ev := d.Event.(type) {
+	case *domain.ShopErased:
+		return readmodel.DeleteShopRows(ctx, tx, ev.ShopID,
+			readmodel.ShopRows("whatsapp_accounts"), readmodel.ShopRows("provider_connections"),
+			readmodel.ShopRows("inbound_messages"), readmodel.ShopRows("message_log"), readmodel.ShopRows("message_templates"),
+			readmodel.ShopRows("phone_numbers"), readmodel.ShopRows("account_alerts"), readmodel.ShopRows("account_reviews"))
+	case *domain.CustomerErased:
+		return eraseCustomer(ctx, tx, ev)
 	case *domain.WhatsAppAccountConnected:
 		err = upsertAccount(ctx, tx, ev.BusinessAccountID, ev.ShopID, ev.PhoneNumberID, ev.AppSecret, ev.VerifyTokenHash, ev.ConnectedAt, pos)
 	case *domain.WhatsAppAccountCredentialsRotated:

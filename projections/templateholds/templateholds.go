@@ -54,7 +54,7 @@ CREATE TABLE template_users (
 `}}
 
 // Types are the events the projector folds.
-var Types = []string{"CampaignCreated", "JourneyCreated", "WhatsAppTemplateStatusUpdated"}
+var Types = []string{"ShopErased", "CampaignCreated", "JourneyCreated", "WhatsAppTemplateStatusUpdated"}
 
 // Apply asks one campaign or journey (kind, id) of shop to react to a
 // template change (the ApplyTemplateToCampaign or ApplyTemplateToJourney
@@ -82,6 +82,8 @@ func Projector(codec *envelope.Codec, apply Apply) projections.Projector {
 func handle(ctx context.Context, tx *sql.Tx, e *eventlog.Event, d envelope.Decoded, apply Apply) error {
 	pos := int64(e.Position)
 	switch ev := d.Event.(type) {
+	case *domain.ShopErased:
+		return readmodel.DeleteShopRows(ctx, tx, ev.ShopID, readmodel.ShopRows("template_users"))
 	case *domain.CampaignCreated:
 		if ev.Channel != domain.ChannelWhatsApp || ev.TemplateID == "" {
 			return nil

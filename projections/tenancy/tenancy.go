@@ -73,10 +73,15 @@ ALTER TABLE shops ADD COLUMN app_subscription_id TEXT NOT NULL DEFAULT '';
 ALTER TABLE shops ADD COLUMN app_subscription_name TEXT NOT NULL DEFAULT '';
 ALTER TABLE shops ADD COLUMN app_subscription_status TEXT NOT NULL DEFAULT '';
 CREATE INDEX shops_retention_due ON shops (retention_due_at) WHERE retention_due_at > 0;
+`}, {Version: 5, SQL: `
+CREATE TABLE erased_shops (
+	shop_id   TEXT PRIMARY KEY,
+	erased_at INTEGER NOT NULL
+);
 `}}
 
 // handledTypes are the events the tenancy read model folds.
-var handledTypes = []string{"AccountCreated", "ShopCreated", "ShopPlanChanged", "ShopScopesUpdated", "AppUninstalled", "AppSubscriptionUpdated", "TokenIssued", "MasterTokenIssued",
+var handledTypes = []string{"AccountCreated", "ShopCreated", "ShopPlanChanged", "ShopScopesUpdated", "AppUninstalled", "AppReinstalled", "ShopErased", "AppSubscriptionUpdated", "TokenIssued", "MasterTokenIssued",
 	"TokenRotated", "TokenRevoked", "PublicKeyIssued", "ImageKeyIssued"}
 
 // Projector returns the tenancy projector. changed, when not nil, is
@@ -125,6 +130,10 @@ func apply(ctx context.Context, tx *sql.Tx, ev domain.Event) error {
 	case *domain.AppUninstalled:
 		_, err = tx.ExecContext(ctx, `UPDATE shops SET uninstalled_at = ?, retention_due_at = ? WHERE shop_id = ?`,
 			ev.UninstalledAt.UnixMicro(), ev.RetentionDueAt.UnixMicro(), ev.ShopID)
+	case *domain.AppReinstalled:
+		_, err = tx.ExecContext(ctx, `UPDATE shops SET uninstalled_at = 0, retention_due_at = 0 WHERE shop_id = ?`, ev.ShopID)
+	case *domain.ShopErased:
+		err = eraseShop(ctx, tx, ev)
 	case *domain.AppSubscriptionUpdated:
 		_, err = tx.ExecContext(ctx, `UPDATE shops SET app_subscription_id = ?, app_subscription_name = ?, app_subscription_status = ?
 			WHERE shop_id = ?`, ev.SubscriptionID, ev.Name, ev.Status, ev.ShopID)

@@ -98,7 +98,8 @@ type Server struct {
 	// the lines carrying an "alert" field (never their content).
 	ErrorLines, AlertLines atomic.Int64
 
-	cmd *exec.Cmd
+	cmd    *exec.Cmd
+	onLine func([]byte)
 }
 
 // StartTimeout bounds how long Start waits for the server to listen.
@@ -107,6 +108,12 @@ const StartTimeout = 30 * time.Second
 // Start runs `bin serve` on a free loopback port on the data directory dir,
 // with the extra arguments, and waits until it logs the address it serves.
 func Start(bin, dir string, extra ...string) (*Server, error) {
+	return StartWatching(bin, dir, nil, extra...)
+}
+
+// StartWatching is Start, with onLine called with every line the server
+// logs (JSON), from the goroutine reading the log.
+func StartWatching(bin, dir string, onLine func(line []byte), extra ...string) (*Server, error) {
 	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--data-dir", dir}, extra...)
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "CGP_LOG_LEVEL=info")
@@ -118,7 +125,7 @@ func Start(bin, dir string, extra ...string) (*Server, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", bin, err)
 	}
-	s := &Server{cmd: cmd}
+	s := &Server{cmd: cmd, onLine: onLine}
 	addrc := make(chan string, 1)
 	// Reads the server's log until the server exits (the pipe closes), so
 	// that the server never blocks on a full pipe.
@@ -137,6 +144,9 @@ func (s *Server) readLog(r io.Reader, addrc chan<- string) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
+		if s.onLine != nil {
+			s.onLine(sc.Bytes())
+		}
 		var m struct {
 			Level, Message, Addr string
 			Alert                string `json:"alert"`

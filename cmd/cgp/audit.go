@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"github.com/cgp-platform/cgp/eventlog"
+	"github.com/cgp-platform/cgp/projections"
+	"github.com/cgp-platform/cgp/projections/audit"
+	"github.com/cgp-platform/cgp/readapi"
+	rmsqlite "github.com/cgp-platform/cgp/readmodel/sqlite"
+)
+
+// auditProjectors returns the projector of the audit index.
+func auditProjectors(*App) []projections.Projector {
+	return []projections.Projector{audit.Projector()}
+}
+
+// mountAudit registers the audit history endpoints (beta) on r.
+func mountAudit(a *App, r *mux.Router) {
+	readapi.NewAudit(audit.NewQueries(a.Store.DB()), a.Log, a.Codec, a.Auth, mustCursorCodec(a.Core), a.Runtime,
+		func() eventlog.Position { return a.Runtime.Checkpoints()[audit.Name] }).Routes(r)
+}
+
+// asOfReader is the as-of reader of the customer read.
+func asOfReader(a *App) *readapi.AsOf {
+	return readapi.NewAsOf(audit.NewQueries(a.Store.DB()), a.Log, a.Codec, a.Runtime, time.Now)
+}
+
+// verifyShop checks the shop's history for `cgp audit verify`: through the
+// audit index of the live read-model version when it has one (the events
+// it has not indexed yet are read from the log after its checkpoint), else
+// by reading the whole log.
+func verifyShop(ctx context.Context, c *Core, shop string) (AuditReport, error) {
+	path, err := c.Config.readModelPath()
+	if err != nil {
+		return VerifyShop(ctx, c.Log, shop)
+	}
+	if _, err := os.Stat(path); err != nil {
+		return VerifyShop(ctx, c.Log, shop)
+	}
+	store, err := rmsqlite.Open(rmsqlite.Config{Path: path})
+	if err != nil {
+		return AuditReport{}, fmt.Errorf("open read models: %w", err)
+	}
+	defer store.Close()
+	var n int
+	err = store.DB().QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'audit_events'`).Scan(&n)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return AuditReport{}, err
+	}
+	if n == 0 {
+		return VerifyShop(ctx, c.Log, shop)
+	}
+	ckpt, err := store.Checkpoint(ctx, audit.Name)
+	if err != nil {
+		return AuditReport{}, err
+	}
+	return audit.Verify(ctx, c.Log, audit.NewQueries(store.DB()), ckpt, shop)
+}

@@ -1,0 +1,13 @@
+// Package outbound signs and sends the service's outbound HTTP
+// notifications (DESIGN.md §7): a JSON body POSTed to a subscriber's HTTPS
+// endpoint, signed with HMAC-SHA256 of the raw body under the endpoint's
+// secret in X-Service-Signature: sha256=<hex>, with X-Service-Event-Id,
+// X-Service-Event-Type and X-Service-Timestamp beside it.
+//
+// Sign and Verify are the signature; Sender posts one message, never
+// follows a redirect, and refuses plain http unless told otherwise (tests).
+// Failures carry a Reason made of the status code or a fixed word, never
+// the body, the URL or the secret, so it can be recorded and logged.
+//
+// It imports the standard library only.
+package outbound
