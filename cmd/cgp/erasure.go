@@ -84,24 +84,12 @@ const erasureFollowupEvery = 200 * time.Millisecond
 // copy of the nulled values stays in it (secure_delete zeroes freed
 // pages). It returns a channel closed when the loop stopped.
 func (a *App) startErasureFollowups(ctx context.Context) <-chan struct{} {
-	done := make(chan struct{})
 	q := erasure.NewQueries(a.Store.DB())
-	go func() {
-		defer close(done)
-		t := time.NewTicker(erasureFollowupEvery)
-		defer t.Stop()
-		for {
-			if err := a.followUpErasures(ctx, q); err != nil && ctx.Err() == nil {
-				a.Logger.Warn().Err(err).Msg("customer erasure follow-up; retried")
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
+	return everyTick(ctx, erasureFollowupEvery, func(ctx context.Context) {
+		if err := a.followUpErasures(ctx, q); err != nil && ctx.Err() == nil {
+			a.Logger.Warn().Err(err).Msg("customer erasure follow-up; retried")
 		}
-	}()
-	return done
+	})
 }
 
 func (a *App) followUpErasures(ctx context.Context, q *erasure.Queries) error {

@@ -32,7 +32,6 @@ const defaultRetentionEvery = time.Minute
 //     (secure_delete) in free pages. They are durable: the reactor records
 //     them in the read models (shop_erasure_pending) with ShopErased.
 func (a *App) startRetention(ctx context.Context) <-chan struct{} {
-	done := make(chan struct{})
 	every := a.Config.retentionEvery
 	if every <= 0 {
 		every = defaultRetentionEvery
@@ -41,23 +40,12 @@ func (a *App) startRetention(ctx context.Context) <-chan struct{} {
 	if now == nil {
 		now = time.Now
 	}
-	go func() {
-		defer close(done)
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			a.retentionPass(ctx, now())
-			if err := a.followUpShopErasures(ctx); err != nil && ctx.Err() == nil {
-				a.Logger.Warn().Err(err).Msg("shop erasure follow-up; retried")
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
+	return everyTick(ctx, every, func(ctx context.Context) {
+		a.retentionPass(ctx, now())
+		if err := a.followUpShopErasures(ctx); err != nil && ctx.Err() == nil {
+			a.Logger.Warn().Err(err).Msg("shop erasure follow-up; retried")
 		}
-	}()
-	return done
+	})
 }
 
 // retentionPass erases every shop whose countdown ended at or before now.
