@@ -412,7 +412,7 @@ func measure(o options, c *http.Client, base string, st state) error {
 	}{
 		{"first page, unfiltered", func() string { return "limit=100" }},
 		{"newest first", func() string { return "limit=100&sort=-position" }},
-		{"by type (CustomerCreated, 1 in 50)", func() string { return "limit=100&filter[type]=CustomerCreated" }},
+		{"by type (CustomerCreated, 1 event in -per-stream)", func() string { return "limit=100&filter[type]=CustomerCreated" }},
 		{"by stream", func() string { return "limit=100&filter[stream]=" + url.QueryEscape(pick(st.Streams)) }},
 		{"by resource id", func() string {
 			return "limit=100&filter[resource_id]=" + strings.TrimPrefix(pick(st.Streams), "customer-")
