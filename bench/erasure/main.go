@@ -189,6 +189,9 @@ func run(o options) error {
 		select {
 		case at := <-wait:
 			acks, pipes = append(acks, ack), append(pipes, at.Sub(start))
+			if d := at.Sub(start); d > time.Second {
+				fmt.Printf("  redact %d: pipeline %.0f ms, %.0f s after the server started\n", i+1, benchkit.Ms(d), time.Since(t0).Seconds())
+			}
 		case <-time.After(2 * time.Minute):
 			return fmt.Errorf("the erasure of %s did not complete within 2 minutes", id)
 		}
