@@ -122,7 +122,7 @@ func run(o options) error {
 	if err := b.waitCaughtUp(); err != nil {
 		return err
 	}
-	if err := b.waitAllProjections(6 * time.Hour); err != nil {
+	if err := b.srv.WaitProjections(b.client, maxIdleLag, 6*time.Hour); err != nil {
 		fmt.Println("warning:", err, "(measuring anyway)")
 	}
 	fmt.Printf("read models caught up in %.0f s\n", time.Since(t0).Seconds())
@@ -254,35 +254,6 @@ func (b *bench) waitCaughtUp() error {
 
 // maxIdleLag is the projection lag (positions) counted as caught up.
 const maxIdleLag = 1000
-
-// waitAllProjections waits until every projector's lag on /metrics is at
-// most maxIdleLag, so that no catch-up competes with the measurements.
-func (b *bench) waitAllProjections(timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		st, body, err := b.get(context.Background(), "/metrics")
-		var lagging []string
-		if err == nil && st == http.StatusOK {
-			for _, line := range strings.Split(string(body), "\n") {
-				rest, ok := strings.CutPrefix(line, "cgp_projection_lag_positions{")
-				if !ok {
-					continue
-				}
-				labels, value, _ := strings.Cut(rest, "} ")
-				if v, err := strconv.ParseFloat(strings.TrimSpace(value), 64); err == nil && v > maxIdleLag {
-					lagging = append(lagging, labels+"="+value)
-				}
-			}
-			if len(lagging) == 0 {
-				return nil
-			}
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("projections still lagging after %v: %v (metrics %d %v)", timeout, lagging, st, err)
-		}
-		time.Sleep(time.Second)
-	}
-}
 
 // latency is one latency measurement.
 type latency struct {

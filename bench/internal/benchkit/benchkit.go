@@ -13,8 +13,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -195,4 +197,39 @@ func WaitFor(timeout time.Duration, what string, ok func() bool) error {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return nil
+}
+
+// WaitProjections waits until every projector's lag on the server's
+// /metrics (cgp_projection_lag_positions) is at most maxLag positions.
+func (s *Server) WaitProjections(client *http.Client, maxLag float64, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		var lagging []string
+		st := 0
+		resp, err := client.Get(s.Base + "/metrics")
+		if err == nil {
+			st = resp.StatusCode
+			body, rerr := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if rerr == nil && st == http.StatusOK {
+				for _, line := range strings.Split(string(body), "\n") {
+					rest, ok := strings.CutPrefix(line, "cgp_projection_lag_positions{")
+					if !ok {
+						continue
+					}
+					labels, value, _ := strings.Cut(rest, "} ")
+					if v, err := strconv.ParseFloat(strings.TrimSpace(value), 64); err == nil && v > maxLag {
+						lagging = append(lagging, labels+"="+value)
+					}
+				}
+				if len(lagging) == 0 {
+					return nil
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("projections still lagging after %v: %v (metrics %d %v)", timeout, lagging, st, err)
+		}
+		time.Sleep(time.Second)
+	}
 }
