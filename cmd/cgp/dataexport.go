@@ -24,7 +24,6 @@ import (
 	"github.com/cgp-platform/cgp/projections/journeys"
 	"github.com/cgp-platform/cgp/projections/messaging"
 	"github.com/cgp-platform/cgp/readapi"
-	rmsqlite "github.com/cgp-platform/cgp/readmodel/sqlite"
 )
 
 // The data-export reactor answers customers/data_request: the
@@ -333,13 +332,9 @@ func newGDPRRequests(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
 				return err
 			}
 			return withCore(cmd.Context(), cfg, stderr, func(c *Core) error {
-				path, err := c.Config.readModelPath()
+				store, err := c.Config.openReadModels()
 				if err != nil {
 					return err
-				}
-				store, err := rmsqlite.Open(rmsqlite.Config{Path: path})
-				if err != nil {
-					return fmt.Errorf("open read models: %w", err)
 				}
 				defer store.Close()
 				var tables int

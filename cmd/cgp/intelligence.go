@@ -17,7 +17,6 @@ import (
 	intelrm "github.com/cgp-platform/cgp/projections/intelligence"
 	"github.com/cgp-platform/cgp/projections/messaging"
 	"github.com/cgp-platform/cgp/readapi"
-	rmsqlite "github.com/cgp-platform/cgp/readmodel/sqlite"
 )
 
 // intelligenceProjectors returns the projectors (and reactors) of intelligence.
@@ -91,13 +90,9 @@ func newDIRun(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
 				return usageError{fmt.Errorf("flag --trigger: cli or schedule")}
 			}
 			return withCore(cmd.Context(), cfg, stderr, func(c *Core) error {
-				path, err := c.Config.readModelPath()
+				store, err := c.Config.openReadModels()
 				if err != nil {
 					return err
-				}
-				store, err := rmsqlite.Open(rmsqlite.Config{Path: path})
-				if err != nil {
-					return fmt.Errorf("open read models: %w", err)
 				}
 				defer store.Close()
 				out, err := newRunner(c, store.DB()).Run(cmd.Context(), shop, trigger, cliMeta())

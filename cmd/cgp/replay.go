@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cgp-platform/cgp/projections"
+	rmsqlite "github.com/cgp-platform/cgp/readmodel/sqlite"
 	"github.com/cgp-platform/cgp/replay"
 )
 
@@ -79,6 +80,20 @@ func (a *App) followReadModelVersions(ctx context.Context) <-chan struct{} {
 
 // readModelPath is the live read-model version of the data directory.
 func (c Config) readModelPath() (string, error) { return replay.Current(c.DataDir) }
+
+// openReadModels opens the live read-model version of the data directory,
+// for a one-shot command.
+func (c Config) openReadModels() (*rmsqlite.Store, error) {
+	path, err := c.readModelPath()
+	if err != nil {
+		return nil, err
+	}
+	store, err := rmsqlite.Open(rmsqlite.Config{Path: path})
+	if err != nil {
+		return nil, fmt.Errorf("open read models: %w", err)
+	}
+	return store, nil
+}
 
 func newReplayCommand(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
 	var only []string

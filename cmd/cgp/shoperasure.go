@@ -15,7 +15,6 @@ import (
 	"github.com/cgp-platform/cgp/projections"
 	"github.com/cgp-platform/cgp/projections/tenancy"
 	"github.com/cgp-platform/cgp/readmodel"
-	rmsqlite "github.com/cgp-platform/cgp/readmodel/sqlite"
 )
 
 // shopErasureName is the stable name of the shop-erasure reactor.
@@ -150,13 +149,9 @@ func newShopsRetention(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{Use: "retention", Short: "List the pending retention countdowns after app/uninstalled, with their due dates", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withCore(cmd.Context(), cfg, stderr, func(c *Core) error {
-				path, err := c.Config.readModelPath()
+				store, err := c.Config.openReadModels()
 				if err != nil {
 					return err
-				}
-				store, err := rmsqlite.Open(rmsqlite.Config{Path: path})
-				if err != nil {
-					return fmt.Errorf("open read models: %w", err)
 				}
 				defer store.Close()
 				q := tenancy.NewQueries(store.DB())
