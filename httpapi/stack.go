@@ -97,7 +97,8 @@ var gzipped = func() func(http.Handler) http.HandlerFunc {
 	return w
 }()
 
-// observe assigns the request id, puts the request logger in the context,
+// observe assigns the request id, marks the answer not to be stored by
+// caches, puts the request logger in the context,
 // and records the access log line and metrics once the request is done (also
 // when the connection is aborted by a panic of http.ErrAbortHandler).
 func (s *Stack) observe(next http.Handler) http.Handler {
@@ -107,6 +108,9 @@ func (s *Stack) observe(next http.Handler) http.Handler {
 		log := s.cfg.Logger.With().Str("request_id", st.id).Logger()
 		ctx := log.WithContext(withState(r.Context(), st))
 		w.Header().Set(HeaderRequestID, st.id)
+		// Answers may hold personal data: no browser or proxy keeps a copy
+		// that an erasure could not reach. A handler may say otherwise.
+		w.Header().Set("Cache-Control", "no-store")
 
 		rec := &responseRecord{}
 		defer func() {

@@ -36,6 +36,9 @@ func TestRequestIDAndRequestLogger(t *testing.T) {
 	if idA == idB {
 		t.Fatal("two requests got the same id")
 	}
+	if cc := a.header.Get("Cache-Control"); cc != "no-store" {
+		t.Errorf("Cache-Control %q, want no-store (answers may hold personal data)", cc)
+	}
 	if inside != idA {
 		t.Errorf("RequestID(ctx) = %q, header = %q", inside, idA)
 	}

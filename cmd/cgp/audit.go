@@ -25,7 +25,22 @@ func auditProjectors(*App) []projections.Projector {
 // mountAudit registers the audit history endpoints (beta) on r.
 func mountAudit(a *App, r *mux.Router) {
 	readapi.NewAudit(audit.NewQueries(a.Store.DB()), a.Log, a.Codec, a.Auth, mustCursorCodec(a.Core), a.Runtime,
-		func() eventlog.Position { return a.Runtime.Checkpoints()[audit.Name] }).Routes(r)
+		func() eventlog.Position { return auditCheckpoint(a) }).Routes(r)
+}
+
+// auditCheckpoint is how far the audit index has folded the log: the
+// runtime's checkpoint, or the stored one before the runtime has loaded it
+// (right after a start; 0 there would make verify fall back to reading the
+// whole log, which cannot see an event deleted from a stream of one).
+func auditCheckpoint(a *App) eventlog.Position {
+	if cp, ok := a.Runtime.Checkpoints()[audit.Name]; ok {
+		return cp
+	}
+	cp, err := a.Store.Checkpoint(context.Background(), audit.Name)
+	if err != nil {
+		return 0
+	}
+	return cp
 }
 
 // asOfReader is the as-of reader of the customer read.
