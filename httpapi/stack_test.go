@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gorilla/mux"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -284,5 +285,22 @@ func TestWriteJSON(t *testing.T) {
 	r = e.do(t, http.MethodPost, "/bad", "")
 	if r.status != 500 || errorOf(t, r).Error.Code != "internal_error" {
 		t.Errorf("unencodable: %d %s", r.status, r.body)
+	}
+}
+
+// A handler that needs longer than the server's write timeout (an audit
+// verification of a very large shop) can extend its own deadline through
+// every wrapper of the stack.
+func TestHandlerCanExtendItsWriteDeadline(t *testing.T) {
+	errs := make(chan error, 1)
+	e := newEnv(t, func(r *mux.Router) {
+		httpapi.HandleFunc(r, httpapi.Beta, http.MethodGet, "/long", func(w http.ResponseWriter, req *http.Request) {
+			errs <- http.NewResponseController(w).SetWriteDeadline(time.Now().Add(time.Hour))
+			w.WriteHeader(http.StatusNoContent)
+		})
+	})
+	e.do(t, http.MethodGet, "/long", "")
+	if err := <-errs; err != nil {
+		t.Fatalf("SetWriteDeadline through the stack: %v", err)
 	}
 }

@@ -244,11 +244,20 @@ func (a *Audit) render(ctx context.Context, e *eventlog.Event) (httpapi.Resource
 	}}, nil
 }
 
+// verifyTimeout bounds the writing of a verification's answer.
+const verifyTimeout = 30 * time.Minute
+
 func (a *Audit) handleVerify(w http.ResponseWriter, r *http.Request) {
 	p, _ := auth.FromContext(r.Context())
 	for key := range r.URL.Query() {
 		httpapi.WriteError(w, r, httpapi.InvalidParameter(clipKey(key), "unknown query parameter"))
 		return
+	}
+	// Verifying a very large shop may take longer than the server's write
+	// timeout (about 5 s a million events): this answer may take up to
+	// verifyTimeout. The client's going away still ends the work.
+	if err := http.NewResponseController(w).SetWriteDeadline(time.Now().Add(verifyTimeout)); err != nil {
+		httpapi.Logger(r.Context()).Debug().Err(err).Msg("audit verify keeps the server's write timeout")
 	}
 	rep, err := audit.Verify(r.Context(), a.log, a.q, a.checkpoint(), p.ShopID)
 	if err != nil {
