@@ -160,7 +160,9 @@ func TestMasterTokensAndRotation(t *testing.T) {
 	if r := s.get(t, "/api/v1/customers", minted); r.status != 401 {
 		t.Fatalf("old token after rotation: %d", r.status)
 	}
-	if r := s.get(t, "/api/v1/customers", fresh); r.status != 200 {
+	// A token is known once the credentials read model reached the
+	// rotation: the client says so with X-Wait-For-Position.
+	if r := s.get(t, "/api/v1/customers", fresh, "X-Wait-For-Position", rotated.position(t)); r.status != 200 {
 		t.Fatalf("new token after rotation: %d %s", r.status, r.body)
 	}
 	// Rotating a token of another shop is not found; of the same shop
