@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -17,6 +18,7 @@ import (
 
 	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/internal/sqlitedb"
+	"github.com/cgp-platform/cgp/readmodel/versioned/outbox"
 	"github.com/cgp-platform/cgp/vault"
 )
 
@@ -84,6 +86,8 @@ exits 1 when the erasure is not complete.`,
 	cmd.Flags().StringVar(&shop, "shop", "", "shop id (shop_…)")
 	cmd.Flags().StringVar(&customer, "customer", "", "customer id (cus_…)")
 	cmd.Flags().StringArrayVar(&search, "search", nil, "a value that must appear in no file (repeatable)")
+	cmd.Flags().StringVar(&cfg.Warehouse, "warehouse", warehouseNone, "the warehouse cgp serve ships to (none, sqlite or clickhouse; env CGP_WAREHOUSE): its copy of the profile is checked too")
+	cmd.Flags().StringVar(&cfg.WarehouseURL, "warehouse-url", "", "ClickHouse URL with --warehouse clickhouse (env CGP_WAREHOUSE_URL)")
 	return cmd
 }
 
@@ -112,6 +116,9 @@ func VerifyErasure(ctx context.Context, c *Core, cfg Config, shop, customer stri
 	}
 	rep.add("audit_entry", audit, map[bool]string{false: "no CustomerErased event in the customer's stream"}[audit])
 	if err := verifyReadModels(ctx, cfg, rep, shop, customer); err != nil {
+		return nil, err
+	}
+	if err := verifyWarehouse(ctx, cfg, rep, shop, customer); err != nil {
 		return nil, err
 	}
 	hits, files, size, err := SearchDataDir(cfg.DataDir, values)
@@ -167,6 +174,57 @@ func verifyReadModels(ctx context.Context, cfg Config, rep *ErasureReport, shop,
 		}
 		rep.add(q.name, n == 0, map[bool]string{true: q.fail}[n > 0])
 	}
+	return nil
+}
+
+// verifyWarehouse checks the warehouse's copy of the profile (ClickHouse
+// at scale: outside the data directory): absent, or without personal data.
+func verifyWarehouse(ctx context.Context, cfg Config, rep *ErasureReport, shop, customer string) error {
+	if cfg.Warehouse == "" || cfg.Warehouse == warehouseNone {
+		return nil
+	}
+	store, err := cfg.openReadModels()
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	wh, err := openWarehouse(ctx, cfg, nil)
+	if err != nil {
+		return err
+	}
+	defer wh.Close()
+	// The shipper's table definitions (from the read model's columns).
+	if _, err := outbox.New(ctx, outbox.Config{ReadModels: store, Warehouse: wh, Sources: outbox.DefaultSources()}); err != nil {
+		return err
+	}
+	var personal []int
+	rows, err := store.DB().QueryContext(ctx, `SELECT cid, name FROM pragma_table_info('customers') ORDER BY cid`)
+	if err != nil {
+		return err
+	}
+	for i := 0; rows.Next(); i++ {
+		var cid int
+		var name string
+		if err := rows.Scan(&cid, &name); err != nil {
+			rows.Close()
+			return err
+		}
+		if slices.Contains([]string{"email", "first_name", "last_name", "phone"}, name) {
+			personal = append(personal, i)
+		}
+	}
+	rows.Close()
+	row, found, err := wh.Get(ctx, "customers", []any{shop, customer})
+	if err != nil {
+		return fmt.Errorf("warehouse: %w", err)
+	}
+	kept := false
+	for _, i := range personal {
+		if found && i < len(row.Values) && row.Values[i] != nil && row.Values[i] != "" {
+			kept = true
+		}
+	}
+	rep.add("warehouse_nulled", !kept, map[bool]string{true: "the warehouse's copy of the profile still holds personal data"}[kept])
 	return nil
 }
 
