@@ -111,3 +111,23 @@ func TestList(t *testing.T) {
 		t.Fatalf("failing scan: %v", err)
 	}
 }
+
+func TestStrings(t *testing.T) {
+	db, err := sql.Open("sqlite3", ":memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	ctx := context.Background()
+	if _, err := db.ExecContext(ctx, `CREATE TABLE t (v TEXT); INSERT INTO t VALUES ('b'), ('a'), ('c')`); err != nil {
+		t.Fatal(err)
+	}
+	got, err := readmodel.Strings(ctx, db, `SELECT v FROM t WHERE v <> ? ORDER BY v`, "c")
+	if err != nil || strings.Join(got, ",") != "a,b" {
+		t.Fatalf("Strings = %v, %v", got, err)
+	}
+	if _, err := readmodel.Strings(ctx, db, `SELECT nope FROM t`); err == nil {
+		t.Fatal("a bad query returned no error")
+	}
+}

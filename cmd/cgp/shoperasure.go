@@ -100,21 +100,9 @@ type idempotencyEraser interface {
 // step is idempotent; a failure is returned, so the runtime retries the
 // whole event.
 func (a *App) eraseShopData(ctx context.Context, tx *sql.Tx, shop string, pos eventlog.Position) error {
-	var tokens []string
-	rows, err := tx.QueryContext(ctx, `SELECT token_id FROM shop_erasure_tokens WHERE shop_id = ?`, shop)
+	tokens, err := readmodel.Strings(ctx, tx, `SELECT token_id FROM shop_erasure_tokens WHERE shop_id = ?`, shop)
 	if err != nil {
 		return fmt.Errorf("tokens of erased shop: %w", err)
-	}
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return err
-		}
-		tokens = append(tokens, id)
-	}
-	if err := rows.Close(); err != nil {
-		return err
 	}
 	if err := a.Vault.ShredShop(ctx, shop); err != nil {
 		return fmt.Errorf("shred shop keys: %w", err)

@@ -66,19 +66,10 @@ func (q *Queries) Settings(ctx context.Context, shop string) (Settings, error) {
 
 // LinkedVisitors returns the anonymous ids linked to a customer, sorted.
 func (q *Queries) LinkedVisitors(ctx context.Context, shop, customer string) ([]string, error) {
-	rows, err := q.db.QueryContext(ctx, `SELECT anonymous_id FROM identity_links WHERE shop_id = ? AND customer_id = ?
+	out, err := readmodel.Strings(ctx, q.db, `SELECT anonymous_id FROM identity_links WHERE shop_id = ? AND customer_id = ?
 		ORDER BY anonymous_id`, shop, customer)
 	if err != nil {
 		return nil, fmt.Errorf("identity links of a customer: %w", err)
 	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("identity links of a customer: %w", err)
-		}
-		out = append(out, id)
-	}
-	return out, rows.Err()
+	return out, nil
 }

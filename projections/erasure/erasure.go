@@ -112,20 +112,7 @@ func handleRedact(ctx context.Context, tx *sql.Tx, e *eventlog.Event, ev *domain
 }
 
 func shopJourneys(ctx context.Context, tx *sql.Tx, shop string) ([]string, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT journey_id FROM erasure_journeys WHERE shop_id = ? ORDER BY journey_id`, shop)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		out = append(out, id)
-	}
-	return out, rows.Err()
+	return readmodel.Strings(ctx, tx, `SELECT journey_id FROM erasure_journeys WHERE shop_id = ? ORDER BY journey_id`, shop)
 }
 
 // Followup is an erasure whose physical clean-up is pending.

@@ -399,19 +399,10 @@ func (q *Queries) ShopInstall(ctx context.Context, shopID string) (Install, erro
 // RetentionDue lists the shops whose post-uninstall retention ended at or
 // before now (the erasure job's work list).
 func (q *Queries) RetentionDue(ctx context.Context, now time.Time) ([]string, error) {
-	rows, err := q.db.QueryContext(ctx, `SELECT shop_id FROM shops WHERE retention_due_at > 0 AND retention_due_at <= ?
+	out, err := readmodel.Strings(ctx, q.db, `SELECT shop_id FROM shops WHERE retention_due_at > 0 AND retention_due_at <= ?
 		ORDER BY retention_due_at, shop_id`, now.UnixMicro())
 	if err != nil {
 		return nil, fmt.Errorf("retention due: %w", err)
 	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		out = append(out, id)
-	}
-	return out, rows.Err()
+	return out, nil
 }
