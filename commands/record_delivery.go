@@ -17,7 +17,8 @@ type RecordDelivery struct {
 	Source      string
 	Topic       string
 	Reason      string
-	TriggeredAt time.Time
+	Detail      string    // why, for a refused or unprocessable delivery (never a value of the payload)
+	TriggeredAt time.Time // zero when unknown
 	Payload     []byte
 	// EventID is derived from the delivery id; the delivery's stream is
 	// named after it, so a repeat appends nothing.
@@ -27,8 +28,12 @@ type RecordDelivery struct {
 // RecordDelivery runs the command.
 func (h *Handler) RecordDelivery(ctx context.Context, cmd RecordDelivery, meta Meta) (Result, error) {
 	ev := &domain.WebhookDeliveryRecorded{
-		ShopID: cmd.ShopID, Source: cmd.Source, Topic: cmd.Topic, Reason: cmd.Reason,
-		TriggeredAt: cmd.TriggeredAt, Payload: cmd.Payload,
+		ShopID: cmd.ShopID, Source: cmd.Source, Topic: cmd.Topic, Reason: cmd.Reason, Detail: cmd.Detail,
+		Payload: cmd.Payload,
+	}
+	if !cmd.TriggeredAt.IsZero() {
+		at := cmd.TriggeredAt
+		ev.TriggeredAt = &at
 	}
 	data, err := h.codec.Encode(ctx, cmd.EventID, cmd.ShopID, ev, h.now(), meta.metadata())
 	if err != nil {

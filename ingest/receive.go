@@ -28,6 +28,7 @@ const (
 	ReasonUnprocessable  = "unprocessable"   // the payload could not be mapped
 	ReasonParked         = "parked"          // the mapper failed unexpectedly (panicked)
 	ReasonIgnored        = "ignored"         // valid, deliberately without effect
+	ReasonRefused        = "refused"         // signed, but not admitted (another shop, a stale destructive delivery)
 )
 
 // ReadBody reads the request body, at most maxBody bytes. On failure it
@@ -51,6 +52,7 @@ type Delivery struct {
 	Source      string    // commerce, whatsapp, provider:<name>, marketplace:<name>
 	ShopID      string    // the shop it is for
 	Topic       string    // the sender's topic or event kind
+	DeliveryID  string    // the sender's delivery id, when it sends one (for logs)
 	EventID     uuid.UUID // derived from the sender's delivery id (de-duplication)
 	Body        []byte    // the raw body, as signed
 	TriggeredAt time.Time // when the sender says it happened (zero if unknown)
@@ -73,20 +75,32 @@ type Ignore struct{ Detail string }
 
 func (i Ignore) Error() string { return "ignored: " + i.Detail }
 
+// Refuse is returned by a mapper (or the receiver's admission check) for a
+// signed delivery the service must not act on: it names another shop, or
+// a destructive topic's triggered-at is missing or outside the window. It
+// is recorded with ReasonRefused and the detail (never a value of the
+// body).
+type Refuse struct{ Detail string }
+
+func (r Refuse) Error() string { return "refused: " + r.Detail }
+
 // Process runs mapper for d and makes sure the delivery ends in the log:
 //   - mapper's events appended: its result;
 //   - ErrUnhandled: recorded as an unhandled topic;
 //   - Ignore: recorded as ignored;
+//   - Refuse: recorded as refused, and logged at warn level;
 //   - a client error (validation, not found, conflict: the payload does not
 //     fit): recorded as unprocessable, since the sender would only retry it
-//     forever;
+//     forever; logged at warn level with topic, delivery id and reason
+//     (never the body);
 //   - a panic: recorded as parked, and the other deliveries keep flowing;
 //   - any other error (the log cannot take the write): returned, so the
 //     receiver answers 503 and the sender retries.
 func Process(ctx context.Context, rec DeliveryRecorder, d Delivery, mapper func() (commands.Result, error)) (commands.Result, error) {
 	res, err, panicked := guard(mapper)
-	reason := ""
+	reason, detail := "", ""
 	var ignore Ignore
+	var refuse Refuse
 	switch {
 	case panicked:
 		reason = ReasonParked
@@ -98,16 +112,40 @@ func Process(ctx context.Context, rec DeliveryRecorder, d Delivery, mapper func(
 	case errors.Is(err, ErrUnhandled):
 		reason = ReasonUnhandledTopic
 	case errors.As(err, &ignore):
-		reason = ReasonIgnored
+		reason, detail = ReasonIgnored, ignore.Detail
+	case errors.As(err, &refuse):
+		reason, detail = ReasonRefused, refuse.Detail
 	case isClientError(err):
-		reason = ReasonUnprocessable
+		reason, detail = ReasonUnprocessable, clientDetail(err)
 	default:
 		return commands.Result{}, err
 	}
+	if reason == ReasonRefused || reason == ReasonUnprocessable {
+		id := d.DeliveryID
+		if id == "" {
+			id = d.EventID.String()
+		}
+		httpapi.Logger(ctx).Warn().Str("source", d.Source).Str("topic", d.Topic).Str("delivery_id", id).
+			Str("reason", reason).Str("detail", detail).Msg("signed webhook delivery recorded without effect")
+	}
 	return rec.RecordDelivery(ctx, commands.RecordDelivery{
 		ShopID: d.ShopID, Source: d.Source, Topic: d.Topic, EventID: d.EventID,
-		Payload: d.Body, TriggeredAt: d.TriggeredAt, Reason: reason,
+		Payload: d.Body, TriggeredAt: d.TriggeredAt, Reason: reason, Detail: detail,
 	}, d.Meta)
+}
+
+// clientDetail is what a client error says that is safe to keep and log:
+// the field and the message of a *domain.Error (whose message never holds
+// personal data), without its cause.
+func clientDetail(err error) string {
+	var de *domain.Error
+	if !errors.As(err, &de) {
+		return ""
+	}
+	if de.Field != "" {
+		return de.Field + ": " + de.Message
+	}
+	return de.Message
 }
 
 // guard calls fn, turning a panic into an error.

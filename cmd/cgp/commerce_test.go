@@ -240,7 +240,7 @@ func TestCommerceTopicsChangeState(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC) // X-Commerce-Triggered-At
+		want := webhookTriggeredAt // X-Commerce-Triggered-At
 		if in.Installed || !in.UninstalledAt.Equal(want) || !in.RetentionDueAt.Equal(want.Add(30*24*time.Hour)) {
 			t.Errorf("install %+v", in)
 		}
@@ -316,7 +316,8 @@ func TestCommerceDuplicatesEveryTopic(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					r := do(t, http.MethodPost, s.base+"/webhooks/events", fixture(t, topic), webhookHeaders(tn, topic, "dup-"+topic, fixture(t, topic)))
+					body := forShop(tn, fixture(t, topic))
+					r := do(t, http.MethodPost, s.base+webhookPath(topic), body, webhookHeaders(tn, topic, "dup-"+topic, body))
 					if r.status != http.StatusOK {
 						t.Errorf("%s: %d %s", topic, r.status, r.body)
 					}

@@ -102,6 +102,9 @@ type Config struct {
 	// retentionClock is the countdown's clock (time.Now when nil); tests
 	// set it.
 	retentionClock func() time.Time
+	// webhookClock is the commerce receiver's clock for the triggered-at
+	// window of destructive topics (time.Now when nil); tests set it.
+	webhookClock func() time.Time
 }
 
 // bindCommon registers the flags every command takes.

@@ -253,11 +253,35 @@ func (s *testServer) get(t *testing.T, path, token string, extra ...string) resp
 	return do(t, http.MethodGet, s.base+path, nil, h)
 }
 
-// webhook posts a signed commerce delivery.
+// webhook posts a signed commerce delivery to the topic's receiver. A
+// fixture's shop (fixtureShopDomain) becomes tn's, as the platform names
+// the shop it delivers for.
 func (s *testServer) webhook(t *testing.T, tn tenant, topic, deliveryID string, body []byte) response {
 	t.Helper()
-	return do(t, http.MethodPost, s.base+"/webhooks/events", body, webhookHeaders(tn, topic, deliveryID, body))
+	body = forShop(tn, body)
+	return do(t, http.MethodPost, s.base+webhookPath(topic), body, webhookHeaders(tn, topic, deliveryID, body))
 }
+
+// webhookPath is the receiver of a commerce topic.
+func webhookPath(topic string) string {
+	if topic == "app/scopes_update" {
+		return "/webhooks/app/scopes_update"
+	}
+	return "/webhooks/events"
+}
+
+// fixtureShopDomain is the shop domain the commerce fixtures name.
+const fixtureShopDomain = "atelier-nord.myshopify.com"
+
+// forShop makes a fixture name tn's shop instead of fixtureShopDomain.
+func forShop(tn tenant, body []byte) []byte {
+	return bytes.ReplaceAll(body, []byte(`"`+fixtureShopDomain+`"`), []byte(strconv.Quote(tn.domain)))
+}
+
+// webhookTriggeredAt is the X-Commerce-Triggered-At of webhookHeaders: the
+// time the test binary started, within the window of destructive topics
+// for any test's length.
+var webhookTriggeredAt = time.Now().UTC().Truncate(time.Second)
 
 func webhookHeaders(tn tenant, topic, deliveryID string, body []byte) map[string]string {
 	return map[string]string{
@@ -266,7 +290,7 @@ func webhookHeaders(tn tenant, topic, deliveryID string, body []byte) map[string
 		ingest.HeaderWebhookID:   deliveryID,
 		ingest.HeaderTopic:       topic,
 		ingest.HeaderShopDomain:  tn.domain,
-		ingest.HeaderTriggeredAt: "2026-11-01T10:00:00Z",
+		ingest.HeaderTriggeredAt: webhookTriggeredAt.Format(time.RFC3339),
 	}
 }
 

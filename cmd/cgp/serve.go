@@ -187,7 +187,11 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 	writeapi.NewAPIKeys(core.Commands, authn, idem, directory{a.Tenancy}, time.Now).Routes(r)
 	readapi.NewUsage(readapi.UsageConfig{Auth: authn, Keys: imageKeyFinder{a.Tenancy}, Uses: a.LastUse, Plans: directory{a.Tenancy},
 		Tokens: directory{a.Tenancy}, Credits: readapi.DefaultAICredits(), Now: time.Now}).Routes(r)
-	ingest.NewCommerce(shops, core.Commands, cfg.MaxWebhookBody).Routes(r)
+	commerceIn := ingest.NewCommerce(shops, core.Commands, cfg.MaxWebhookBody)
+	if cfg.webhookClock != nil {
+		commerceIn.WithClock(cfg.webhookClock)
+	}
+	commerceIn.Routes(r)
 	mountMessaging(a, cfg, r)
 	mountMarketplaces(a, cfg, r)
 	ingest.NewPixel(authn, publicShops{a.Tenancy}, core.Commands).Routes(r)

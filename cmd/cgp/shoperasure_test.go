@@ -45,7 +45,7 @@ func (c *testClock) Set(t time.Time) {
 
 // uninstalledAt is the X-Commerce-Triggered-At of webhookHeaders: the
 // uninstall time, so the countdown ends 30 days later.
-var uninstalledAt = time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)
+var uninstalledAt = webhookTriggeredAt
 
 func retentionConfig(clock *testClock) func(*Config) {
 	return func(c *Config) {
@@ -188,7 +188,7 @@ func TestReinstallCancelsCountdown(t *testing.T) {
 	if r := cli(t, dir, "shops", "reinstall", "--shop", tn.shopID); r["installed"] != true {
 		t.Fatalf("reinstall: %v", r)
 	}
-	sub := withField(t, fixture(t, shopify.TopicAppSubscriptionsUpdate), "updated_at", `"2026-03-18T10:02:13+01:00"`, `"2026-11-05T10:00:00Z"`)
+	sub := withField(t, fixture(t, shopify.TopicAppSubscriptionsUpdate), "updated_at", `"2026-03-18T10:02:13+01:00"`, `"`+uninstalledAt.Add(time.Hour).Format(time.RFC3339)+`"`)
 	s.deliver(t, cli2, shopify.TopicAppSubscriptionsUpdate, "ri-sub-1", sub)
 	eventually(t, 15*time.Second, "countdowns cancelled", func() bool {
 		return len(countdowns(t, dir, tn.shopID)) == 0 && len(countdowns(t, dir, cli2.shopID)) == 0

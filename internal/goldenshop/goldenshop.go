@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gorilla/mux"
 
@@ -25,12 +26,17 @@ import (
 	"github.com/cgp-platform/cgp/internal/testenv"
 )
 
-// The golden shop: its id, domain and webhook secret.
+// The golden shop: its id, domain (the one the fixtures name) and webhook
+// secret.
 const (
 	ShopID = "shop_golden"
-	Domain = "golden.example"
+	Domain = "atelier-nord.myshopify.com"
 	Secret = "golden-secret-0123456789"
 )
+
+// triggeredAt is every delivery's X-Commerce-Triggered-At; the receiver's
+// clock reads an hour later, inside the window of destructive topics.
+var triggeredAt = time.Date(2026, 3, 20, 8, 0, 0, 0, time.UTC)
 
 type oneShop struct{}
 
@@ -57,7 +63,7 @@ func fixtures(t testing.TB) string {
 func DeliverAll(t testing.TB, core *testenv.Core) eventlog.Position {
 	t.Helper()
 	r := mux.NewRouter()
-	ingest.NewCommerce(oneShop{}, core.Commands, 0).Routes(r)
+	ingest.NewCommerce(oneShop{}, core.Commands, 0).WithClock(func() time.Time { return triggeredAt.Add(time.Hour) }).Routes(r)
 	srv := httptest.NewServer(r)
 	defer srv.Close()
 	dir := fixtures(t)
@@ -67,12 +73,16 @@ func DeliverAll(t testing.TB, core *testenv.Core) eventlog.Position {
 		if err != nil {
 			t.Fatal(err)
 		}
-		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/webhooks/events", bytes.NewReader(body))
+		path := "/webhooks/events"
+		if topic == shopify.TopicAppScopesUpdate {
+			path = "/webhooks/app/scopes_update"
+		}
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+path, bytes.NewReader(body))
 		req.Header.Set(ingest.HeaderHMAC, ingest.SignCommerce([]byte(Secret), body))
 		req.Header.Set(ingest.HeaderWebhookID, "golden-"+topic)
 		req.Header.Set(ingest.HeaderTopic, topic)
 		req.Header.Set(ingest.HeaderShopDomain, Domain)
-		req.Header.Set(ingest.HeaderTriggeredAt, "2026-03-20T08:00:00Z")
+		req.Header.Set(ingest.HeaderTriggeredAt, triggeredAt.Format(time.RFC3339))
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
