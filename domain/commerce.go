@@ -434,13 +434,21 @@ func (s *Snapshot) Apply(e Event) {
 	default:
 		return
 	}
+	s.Advance(at)
+}
+
+// Advance takes a snapshot taken at at that was applied (not stale): the
+// freshest one is what later snapshots are compared with. Aggregates that
+// fold other events (Customer) keep a Snapshot and advance it themselves.
+func (s *Snapshot) Advance(at time.Time) {
 	if at.After(s.UpdatedAt) {
 		s.UpdatedAt = at
 	}
 }
 
 // IsStale reports whether a snapshot taken at updatedAt is older than the
-// one recorded.
+// one recorded. A snapshot without a time is never stale (the platform's
+// updated_at is absent from some payloads).
 func (s *Snapshot) IsStale(updatedAt time.Time) bool {
 	return !updatedAt.IsZero() && updatedAt.Before(s.UpdatedAt)
 }

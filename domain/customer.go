@@ -77,10 +77,14 @@ func (e CustomerCreated) Subject() string { return e.CustomerID }
 // PersonalFields implements Personal.
 func (CustomerCreated) PersonalFields() []string { return customerPersonalFields }
 
-// CustomerUpdated: the platform sent a new snapshot (customers/update).
+// CustomerUpdated: the platform sent a new snapshot (customers/update). A
+// snapshot older (by the platform's updated_at) than the one already
+// applied, since deliveries arrive out of order, is kept with Stale set and
+// changes no read model, as orders, products, carts and checkouts do.
 type CustomerUpdated struct {
 	CustomerID string `json:"customer_id"`
 	ShopID     string `json:"shop_id"`
+	Stale      bool   `json:"stale,omitempty"`
 	CustomerProfile
 }
 
@@ -110,6 +114,8 @@ type Customer struct {
 	ShopID string
 	Exists bool
 	Tags   []string
+	// Profile is the freshness of the platform profile applied last.
+	Profile Snapshot
 }
 
 // Apply folds an event into the customer.
@@ -120,8 +126,13 @@ func (c *Customer) Apply(e Event) {
 		if c.Tags == nil {
 			c.Tags = ev.PlatformTags
 		}
+		c.Profile.Advance(ev.PlatformUpdated)
 	case *CustomerUpdated:
+		if ev.Stale {
+			return
+		}
 		c.ID, c.ShopID, c.Exists = ev.CustomerID, ev.ShopID, true
+		c.Profile.Advance(ev.PlatformUpdated)
 	case *CustomerTagsSet:
 		c.Tags = ev.Tags
 	}
@@ -129,12 +140,13 @@ func (c *Customer) Apply(e Event) {
 
 // RecordProfile decides what a platform snapshot of the customer means: a
 // creation for a customer not seen yet (whatever the topic said, since
-// deliveries can arrive out of order), an update otherwise.
+// deliveries can arrive out of order), an update otherwise, stale when its
+// updated_at is older than the profile applied last.
 func (c *Customer) RecordProfile(shopID, customerID string, p CustomerProfile) Event {
 	if !c.Exists {
 		return &CustomerCreated{CustomerID: customerID, ShopID: shopID, CustomerProfile: p}
 	}
-	return &CustomerUpdated{CustomerID: customerID, ShopID: shopID, CustomerProfile: p}
+	return &CustomerUpdated{CustomerID: customerID, ShopID: shopID, Stale: c.Profile.IsStale(p.PlatformUpdated), CustomerProfile: p}
 }
 
 // Tag limits.

@@ -215,3 +215,25 @@ func TestEventsCatalogueNamesAreExplicit(t *testing.T) {
 		t.Fatalf("catalogue has %d types", len(cat.Names()))
 	}
 }
+
+// TestCustomerStaleSnapshot: a platform profile older than the one applied
+// is an update marked stale, and folding it changes no freshness; one
+// without updated_at is never stale.
+func TestCustomerStaleSnapshot(t *testing.T) {
+	at := func(day int) time.Time { return time.Date(2026, 10, day, 10, 0, 0, 0, time.UTC) }
+	var c domain.Customer
+	c.Apply(c.RecordProfile("shop_1", "cus_1", domain.CustomerProfile{ExternalID: "42", PlatformUpdated: at(3)}))
+	ev := c.RecordProfile("shop_1", "cus_1", domain.CustomerProfile{ExternalID: "42", PlatformUpdated: at(2)})
+	if up, ok := ev.(*domain.CustomerUpdated); !ok || !up.Stale {
+		t.Fatalf("older snapshot: %#v, want a stale CustomerUpdated", ev)
+	}
+	c.Apply(ev)
+	if !c.Profile.UpdatedAt.Equal(at(3)) {
+		t.Fatalf("a stale snapshot moved the freshness to %v", c.Profile.UpdatedAt)
+	}
+	for _, p := range []time.Time{at(3), at(4), {}} {
+		if ev := c.RecordProfile("shop_1", "cus_1", domain.CustomerProfile{ExternalID: "42", PlatformUpdated: p}); ev.(*domain.CustomerUpdated).Stale {
+			t.Errorf("snapshot of %v is stale", p)
+		}
+	}
+}

@@ -142,6 +142,9 @@ func (p *projector) apply(ctx context.Context, tx *sql.Tx, e *eventlog.Event, d 
 	case *domain.CustomerCreated:
 		return t.upsertProfile(ctx, tx, ev.CustomerID, ev.ShopID, &ev.CustomerProfile, redacted, at, e.Position)
 	case *domain.CustomerUpdated:
+		if ev.Stale {
+			return nil // kept in the log, older than the profile shown
+		}
 		return t.upsertProfile(ctx, tx, ev.CustomerID, ev.ShopID, &ev.CustomerProfile, redacted, at, e.Position)
 	case *domain.OrderRecorded:
 		return t.applyOrder(ctx, tx, ev, e.Position)
