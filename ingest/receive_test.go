@@ -3,9 +3,11 @@ package ingest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/gorilla/mux"
@@ -149,5 +151,63 @@ func TestUnmappedDeliveriesAreRecorded(t *testing.T) {
 		if typ, reason := rc.eventOf(t, c.id); typ != "WebhookDeliveryRecorded" || reason != c.reason {
 			t.Errorf("%s %s: recorded as %q (%q), want reason %q", c.topic, c.body, typ, reason, c.reason)
 		}
+	}
+}
+
+// recorded returns the WebhookDeliveryRecorded a delivery became.
+func (rc *receiver) recorded(t *testing.T, deliveryID string) *domain.WebhookDeliveryRecorded {
+	t.Helper()
+	evs, err := rc.log.ReadAll(context.Background(), 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := eventlog.DeterministicID("commerce", "shop_receiver", deliveryID)
+	for i := range evs {
+		if evs[i].ID != id {
+			continue
+		}
+		d, err := rc.codec.Decode(context.Background(), &evs[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec, ok := d.Event.(*domain.WebhookDeliveryRecorded); ok {
+			return rec
+		}
+		t.Fatalf("%s became %s", deliveryID, evs[i].Type)
+	}
+	t.Fatalf("%s not in the log", deliveryID)
+	return nil
+}
+
+// TestRecordedDeliveryKeepsWhyAndWhen: a recorded delivery's triggered_at
+// is null when the sender did not say (never the zero time), and a refused
+// or unprocessable one says why without quoting the body.
+func TestRecordedDeliveryKeepsWhyAndWhen(t *testing.T) {
+	rc := newReceiver(t)
+	rc.post(t, "orders/teleported", "w1", []byte(`{"id": 1}`))
+	if rec := rc.recorded(t, "w1"); rec.TriggeredAt != nil {
+		t.Errorf("unknown triggered-at recorded as %v, want null", rec.TriggeredAt)
+	}
+	b, err := json.Marshal(domain.WebhookDeliveryRecorded{Reason: ReasonUnhandledTopic})
+	if err != nil || !strings.Contains(string(b), `"triggered_at":null`) {
+		t.Errorf("encoded without triggered-at: %s %v", b, err)
+	}
+	// A data_request body as customers/redact: the member at fault.
+	body, err := os.ReadFile("shopify/testdata/customers_data_request.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc.post(t, "customers/redact", "w2", body)
+	if rec := rc.recorded(t, "w2"); rec.Reason != ReasonUnprocessable || rec.Detail != "orders_to_redact: required by customers/redact (an array)" {
+		t.Errorf("replayed body recorded as %q %q", rec.Reason, rec.Detail)
+	}
+	// The right shape without X-Commerce-Triggered-At: refused, and why.
+	body, err = os.ReadFile("shopify/testdata/shop_redact.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc.post(t, "shop/redact", "w3", bytes.ReplaceAll(body, []byte("atelier-nord.myshopify.com"), []byte("receiver.example")))
+	if rec := rc.recorded(t, "w3"); rec.Reason != ReasonRefused || !strings.Contains(rec.Detail, HeaderTriggeredAt) || rec.TriggeredAt != nil {
+		t.Errorf("shop/redact without triggered-at recorded as %q %q %v", rec.Reason, rec.Detail, rec.TriggeredAt)
 	}
 }

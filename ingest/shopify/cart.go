@@ -33,10 +33,10 @@ type CartLineItem struct {
 }
 
 type rawCart struct {
-	ID        string `json:"id"`
-	Token     string `json:"token"`
-	CreatedAt string `json:"created_at"`
-	UpdatedAt string `json:"updated_at"`
+	ID        payload.Text `json:"id"` // the token; a number in some payloads
+	Token     string       `json:"token"`
+	CreatedAt string       `json:"created_at"`
+	UpdatedAt string       `json:"updated_at"`
 	LineItems []struct {
 		Key       string      `json:"key"`
 		ProductID json.Number `json:"product_id"`
@@ -57,7 +57,7 @@ func ParseCart(body []byte) (Cart, error) {
 		return Cart{}, err
 	}
 	var c conv
-	id := strings.TrimSpace(r.ID)
+	id := strings.TrimSpace(string(r.ID))
 	if id == "" {
 		id = strings.TrimSpace(r.Token)
 	}
@@ -150,7 +150,7 @@ func ParseCheckout(body []byte) (Checkout, error) {
 	if r.Customer != nil {
 		co.CustomerID = c.optID("customer.id", r.Customer.ID)
 	}
-	co.LineItems = c.lineItems("line_items", r.LineItems)
+	co.LineItems = c.lineItems("line_items", r.LineItems, false)
 	co.UTM, co.ClickIDs = ParseLandingSite(co.LandingSite)
 	if c.err != nil {
 		return Checkout{}, c.err

@@ -40,8 +40,10 @@ type Order struct {
 	ClickIDs ClickIDs
 }
 
-// LineItem is one line of an order.
+// LineItem is one line of an order or a checkout.
 type LineItem struct {
+	// ID is the line's numeric id or, for a line the platform sends
+	// without one (checkout lines carry only a key), its key.
 	ID        string
 	ProductID string // "" for a custom line item
 	VariantID string // "" for a custom line item
@@ -59,6 +61,7 @@ type NoteAttribute struct {
 
 type rawLineItem struct {
 	ID        json.Number `json:"id"`
+	Key       string      `json:"key"`
 	ProductID json.Number `json:"product_id"`
 	VariantID json.Number `json:"variant_id"`
 	SKU       string      `json:"sku"`
@@ -131,7 +134,7 @@ func ParseOrder(body []byte) (Order, error) {
 	if r.Customer != nil {
 		o.CustomerID = c.optID("customer.id", r.Customer.ID)
 	}
-	o.LineItems = c.lineItems("line_items", r.LineItems)
+	o.LineItems = c.lineItems("line_items", r.LineItems, true)
 	for _, na := range r.NoteAttributes {
 		o.NoteAttributes = append(o.NoteAttributes, NoteAttribute{Name: na.Name, Value: attributeValue(na.Value)})
 	}
@@ -147,16 +150,32 @@ func ParseOrder(body []byte) (Order, error) {
 	return o, nil
 }
 
-// lineItems converts order or checkout line items; a line needs its id.
-func (c *conv) lineItems(field string, raw []rawLineItem) []LineItem {
+// maxKey is the longest line key (or idempotency key) taken as an id.
+const maxKey = 200
+
+// lineItems converts order or checkout line items. A line is identified by
+// its id or, without one, by its key: checkout and cart lines as the
+// platform sends them carry a key and often no id. Order lines need one of
+// the two (refunds name them); a checkout line may have neither.
+func (c *conv) lineItems(field string, raw []rawLineItem, needID bool) []LineItem {
 	if len(raw) == 0 {
 		return nil
 	}
 	out := make([]LineItem, 0, len(raw))
 	for i, li := range raw {
 		f := fmt.Sprintf("%s[%d]", field, i)
+		id := c.optID(f+".id", li.ID)
+		if id == "" {
+			id = strings.TrimSpace(li.Key)
+		}
+		switch {
+		case len(id) > maxKey:
+			c.fail(f+".key", "longer than 200 characters")
+		case id == "" && needID:
+			c.fail(f+".id", "id is required")
+		}
 		out = append(out, LineItem{
-			ID:        c.id(f+".id", li.ID),
+			ID:        id,
 			ProductID: c.optID(f+".product_id", li.ProductID),
 			VariantID: c.optID(f+".variant_id", li.VariantID),
 			SKU:       li.SKU,

@@ -41,6 +41,8 @@ const (
 	KindAmount
 	// KindNumberOrNull is a JSON number or null (the member is present).
 	KindNumberOrNull
+	// KindStringOrNull is a JSON string or null (the member is present).
+	KindStringOrNull
 )
 
 func (k Kind) String() string {
@@ -59,6 +61,8 @@ func (k Kind) String() string {
 		return "an amount"
 	case KindNumberOrNull:
 		return "a number or null"
+	case KindStringOrNull:
+		return "a string or null"
 	}
 	return "a value"
 }
@@ -133,7 +137,7 @@ var shapes = map[string]Shape{
 
 var (
 	customerShape = Shape{Required: []Member{
-		{"id", KindID}, {"state", KindString}, {"created_at", KindString}, {"updated_at", KindString},
+		{"id", KindID}, {"state", KindString}, {"created_at", KindStringOrNull}, {"updated_at", KindStringOrNull},
 	}}
 	orderShape = Shape{Required: []Member{
 		{"id", KindID}, {"name", KindString}, {"created_at", KindString}, {"currency", KindString},
@@ -274,6 +278,8 @@ func (k Kind) matches(raw json.RawMessage) bool {
 		return raw[0] == '"' || raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9')
 	case KindNumberOrNull:
 		return bytes.Equal(raw, []byte("null")) || raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9')
+	case KindStringOrNull:
+		return bytes.Equal(raw, []byte("null")) || raw[0] == '"'
 	}
 	return false
 }

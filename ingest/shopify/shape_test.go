@@ -2,6 +2,9 @@ package shopify_test
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/cgp-platform/cgp/domain"
@@ -111,4 +114,49 @@ func FuzzCheckShape(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestPublishedExamplesParse: every published example and variant
+// (testdata/published) has its topic's shape and parses; checkout lines
+// with only a key are identified by it, and a billing attempt with a null
+// id by its idempotency key.
+func TestPublishedExamplesParse(t *testing.T) {
+	for _, topic := range shopify.Topics() {
+		base := strings.ReplaceAll(topic, "/", "_")
+		files, _ := filepath.Glob(filepath.Join("testdata", "published", base+"--*.json"))
+		files = append(files, filepath.Join("testdata", "published", base+".json"))
+		for _, f := range files {
+			body, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body = []byte(strings.ReplaceAll(string(body), "{shop}.myshopify.com", "x.myshopify.com"))
+			if _, err := shopify.CheckShape(topic, body); err != nil {
+				t.Errorf("%s: shape: %v", f, err)
+			}
+			if _, err := shopify.Parse(topic, body); err != nil {
+				t.Errorf("%s: parse: %v", f, err)
+			}
+		}
+	}
+	co, err := shopify.ParseCheckout(readFile(t, "testdata/published/checkouts_update--key-only-lines-guest.json"))
+	if err != nil || len(co.LineItems) != 2 || co.LineItems[0].ID != "3a3fd6a6dd9ea1dd0cd4e6f5e5f14b8e" || co.CustomerID != "" {
+		t.Errorf("key-only checkout: %+v %v", co.LineItems, err)
+	}
+	ba, err := shopify.ParseBillingAttempt(readFile(t, "testdata/published/subscription_billing_attempts_success.json"))
+	if err != nil || ba.ID != "4f6b5e4d-8f6c-4a9a-9a3e-2b1c0d9e8f7a" {
+		t.Errorf("billing attempt with a null id: %+v %v", ba, err)
+	}
+	if _, err := shopify.ParseOrder([]byte(`{"id":1,"line_items":[{"quantity":1}]}`)); err == nil {
+		t.Error("an order line without id or key parsed")
+	}
+}
+
+func readFile(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

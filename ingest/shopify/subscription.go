@@ -76,8 +76,11 @@ type BillingAttempt struct {
 }
 
 // ParseBillingAttempt parses a subscription_billing_attempts/success or
-// subscription_billing_attempts/failure payload. It rejects a payload
-// without the attempt id or the contract id.
+// subscription_billing_attempts/failure payload. The platform sends the
+// attempt's id as null in some payloads (its published example among
+// them); the idempotency key identifies the attempt then. It rejects a
+// payload without the contract id, or without both the attempt id and the
+// idempotency key.
 func ParseBillingAttempt(body []byte) (BillingAttempt, error) {
 	var r struct {
 		ID                     json.Number `json:"id"`
@@ -93,13 +96,19 @@ func ParseBillingAttempt(body []byte) (BillingAttempt, error) {
 	}
 	var c conv
 	ba := BillingAttempt{
-		ID:                     c.id("id", r.ID),
+		ID:                     c.optID("id", r.ID),
 		SubscriptionContractID: c.id("subscription_contract_id", r.SubscriptionContractID),
 		OrderID:                c.optID("order_id", r.OrderID),
 		Ready:                  r.Ready,
 		ErrorMessage:           r.ErrorMessage,
 		ErrorCode:              r.ErrorCode,
 		IdempotencyKey:         strings.TrimSpace(r.IdempotencyKey),
+	}
+	if ba.ID == "" {
+		ba.ID = c.str("id", ba.IdempotencyKey)
+	}
+	if len(ba.ID) > maxKey {
+		c.fail("idempotency_key", "longer than 200 characters")
 	}
 	if c.err != nil {
 		return BillingAttempt{}, c.err
