@@ -241,7 +241,11 @@ func waitFor(client *http.Client, base string, sh shop, pos uint64, within time.
 }
 
 func deliver(client *http.Client, base string, sh shop, topic, id string, body []byte) (int, http.Header, error) {
-	req, err := benchkit.NewDelivery(sh.Secret, id, topic, body).Request(context.Background(), base+"/webhooks/events", sh.Domain)
+	d := benchkit.NewDelivery(sh.Secret, id, topic, body)
+	// customers/redact is destructive: the receiver needs a recent
+	// triggered-at (ingest.TriggeredAtWindow).
+	d.TriggeredAt = time.Now().UTC().Format(time.RFC3339)
+	req, err := d.Request(context.Background(), base+"/webhooks/events", sh.Domain)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -38,6 +38,9 @@ func TestDeliveriesAreSignedOrders(t *testing.T) {
 		if d.Topic != topic || ingest.ParseTime(d.TriggeredAt).IsZero() {
 			t.Fatalf("delivery %d: topic %q, triggered at %q", i, d.Topic, d.TriggeredAt)
 		}
+		if _, err := shopify.CheckShape(d.Topic, d.Body); err != nil {
+			t.Fatalf("delivery %d: not the shape of %s: %v", i, d.Topic, err)
+		}
 		o, err := shopify.ParseOrder(d.Body)
 		if err != nil {
 			t.Fatalf("delivery %d: %v\n%s", i, err, d.Body)
