@@ -2,6 +2,8 @@ package shopify_test
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -17,6 +19,15 @@ import (
 func fuzzFamily(f *testing.F, topics []string, id func(any) string) {
 	for _, topic := range topics {
 		f.Add(fixture(f, topic))
+		// The published examples and their variants (testdata/published).
+		published, _ := filepath.Glob(filepath.Join("testdata", "published", strings.ReplaceAll(topic, "/", "_")+"*.json"))
+		for _, p := range published {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				f.Fatal(err)
+			}
+			f.Add(b)
+		}
 	}
 	f.Add([]byte(`{"id":null}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
