@@ -53,6 +53,9 @@ func testConfig(dir string) Config {
 	return Config{
 		DataDir: dir, Addr: "127.0.0.1:0", LogLevel: "debug", EventLog: "sqlite", Vault: "sqlite",
 		ShutdownGrace: 5 * time.Second, MaxWebhookBody: 1 << 20, RateAgency: 600, RateEnterprise: 3000,
+		// A generous bound: under load and the race detector, projections
+		// lag; a test must never get 503 for a slow machine.
+		MaxWaitForPosition: 60 * time.Second,
 	}
 }
 
