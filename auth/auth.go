@@ -264,16 +264,7 @@ func (a *Authenticator) Authenticate(r *http.Request) (Principal, error) {
 		return Principal{}, a.failed(r, httpapi.InvalidToken())
 	}
 	hash := domain.HashToken(raw)
-	tok, err := a.lookup(r.Context(), hash)
-	if domain.ErrorCode(err) == domain.CodeNotFound {
-		again, cerr := a.catchUp(r.Context())
-		if cerr != nil {
-			return Principal{}, cerr
-		}
-		if again {
-			tok, err = a.lookup(r.Context(), hash)
-		}
-	}
+	tok, err := findFresh(r.Context(), a, func() (*Token, error) { return a.lookup(r.Context(), hash) })
 	if domain.ErrorCode(err) == domain.CodeNotFound || isInvalidToken(err) {
 		return Principal{}, a.failed(r, httpapi.InvalidToken())
 	}

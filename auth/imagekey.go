@@ -58,16 +58,7 @@ func (a *Authenticator) authenticateImageKey(r *http.Request, keys ImageKeyFinde
 		}
 	}
 	hash := domain.HashToken(raw)
-	k, err := keys.ImageKeyByHash(r.Context(), hash)
-	if domain.ErrorCode(err) == domain.CodeNotFound {
-		again, cerr := a.catchUp(r.Context())
-		if cerr != nil {
-			return ImageKeyPrincipal{}, cerr
-		}
-		if again {
-			k, err = keys.ImageKeyByHash(r.Context(), hash)
-		}
-	}
+	k, err := findFresh(r.Context(), a, func() (*ImageKey, error) { return keys.ImageKeyByHash(r.Context(), hash) })
 	if domain.ErrorCode(err) == domain.CodeNotFound {
 		return ImageKeyPrincipal{}, a.failed(r, httpapi.InvalidToken())
 	}

@@ -68,7 +68,7 @@ func (a *Authenticator) admitPublic(w http.ResponseWriter, r *http.Request, shop
 		if _, ok := domain.ParseCredential(domain.PublicKeyPrefix, raw); !ok {
 			return "", a.failed(r, httpapi.InvalidToken())
 		}
-		shop, err := shops.PublicKeyShop(r.Context(), domain.HashToken(raw))
+		shop, err := findFresh(r.Context(), a, func() (string, error) { return shops.PublicKeyShop(r.Context(), domain.HashToken(raw)) })
 		if domain.ErrorCode(err) == domain.CodeNotFound {
 			return "", a.failed(r, httpapi.InvalidToken())
 		}
@@ -88,7 +88,11 @@ func (a *Authenticator) admitPublic(w http.ResponseWriter, r *http.Request, shop
 	if host == "" {
 		return "", originRefused()
 	}
-	shop, allowed, err := shops.ShopCORS(r.Context(), d)
+	var allowed []string
+	shop, err := findFresh(r.Context(), a, func() (s string, err error) {
+		s, allowed, err = shops.ShopCORS(r.Context(), d)
+		return s, err
+	})
 	if domain.ErrorCode(err) == domain.CodeNotFound {
 		return "", originRefused() // do not reveal which shops exist
 	}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/httpapi"
 )
 
@@ -133,4 +134,22 @@ func (a *Authenticator) catchUp(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	return err == nil, err
+}
+
+// findFresh calls find, and when it reports not found, calls it once more
+// after catchUp waited for the credentials read model: what find looks for
+// may have been issued an instant ago.
+func findFresh[T any](ctx context.Context, a *Authenticator, find func() (T, error)) (T, error) {
+	v, err := find()
+	if domain.ErrorCode(err) != domain.CodeNotFound {
+		return v, err
+	}
+	again, cerr := a.catchUp(ctx)
+	if cerr != nil {
+		return v, cerr
+	}
+	if again {
+		return find()
+	}
+	return v, err
 }
