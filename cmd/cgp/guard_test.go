@@ -305,3 +305,43 @@ func TestWaitForPositionOnlyAfterAuthentication(t *testing.T) {
 		}
 	}
 }
+
+func TestMaxWaitForPositionConfig(t *testing.T) {
+	for _, d := range []time.Duration{0, time.Millisecond, 5 * time.Second, 10 * time.Minute} {
+		cfg := testConfig(t.TempDir())
+		cfg.MaxWaitForPosition = d
+		if err := cfg.Validate(); err != nil {
+			t.Errorf("--max-wait-for-position %v: %v", d, err)
+		}
+	}
+	for _, d := range []time.Duration{-time.Second, 10*time.Minute + time.Millisecond} {
+		cfg := testConfig(t.TempDir())
+		cfg.MaxWaitForPosition = d
+		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "max-wait-for-position") {
+			t.Errorf("--max-wait-for-position %v: %v", d, err)
+		}
+	}
+	if code, _, stderr := runCLI("serve", "--max-wait-for-position", "-1s", "--data-dir", t.TempDir()); code == 0 || !strings.Contains(stderr, "max-wait-for-position") {
+		t.Errorf("serve --max-wait-for-position -1s: exit %d %q", code, stderr)
+	}
+	t.Setenv("CGP_MAX_WAIT_FOR_POSITION", "11m")
+	if code, _, stderr := runCLI("serve", "--data-dir", t.TempDir()); code == 0 || !strings.Contains(stderr, "max-wait-for-position") {
+		t.Errorf("serve with CGP_MAX_WAIT_FOR_POSITION=11m: exit %d %q", code, stderr)
+	}
+}
+
+// TestMaxWaitForPositionBoundsTheWait: the server's bound applies to an
+// authenticated request waiting for a position never reached: 503 with
+// Retry-After once it ran out.
+func TestMaxWaitForPositionBoundsTheWait(t *testing.T) {
+	dir := t.TempDir()
+	first := startServer(t, dir)
+	tn := newTenant(t, dir, "bound.example.com", "agency", "customers:read")
+	waitForToken(t, first, tn)
+	first.stop() // the read models keep the token: no wait needed for it below
+	s := startServerWith(t, dir, func(c *Config) { c.MaxWaitForPosition = 50 * time.Millisecond })
+	r := s.get(t, "/api/v1/customers", tn.token, "X-Wait-For-Position", "900000000000")
+	if r.status != 503 || r.errorCode(t) != "unavailable" || r.header.Get("Retry-After") == "" {
+		t.Fatalf("a position never reached: %d %v %s", r.status, r.header, r.body)
+	}
+}
