@@ -74,7 +74,7 @@ type Config struct {
 	Head    func(ctx context.Context) (uint64, error)
 	Reached func() uint64
 	// OnAlert is called once when an address crosses the alert threshold
-	// (1000 failures in 24 hours). It must not block.
+	// (1000 attempts in 24 hours, refused ones included). It must not block.
 	OnAlert func(ip netip.Addr)
 	// Now is the clock of last-used times. Default time.Now.
 	Now func() time.Time
