@@ -28,7 +28,7 @@ type GuardConfig struct {
 	// specification's values.
 	Rules limits.GuardConfig
 	// MaxEntries bounds the client keys kept (see the package doc).
-	// Default DefaultMaxEntries (about 34 MB when full: some 520 bytes an
+	// Default DefaultMaxEntries (about 36 MB when full: some 550 bytes an
 	// entry with the default rules).
 	MaxEntries int
 	// Now is the clock; nil means time.Now.
