@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -273,7 +274,11 @@ func TestWaitForPositionOnlyAfterAuthentication(t *testing.T) {
 	far := "900000000000"
 	client := &http.Client{Timeout: 30 * time.Second}
 	get := func(path string, h map[string]string) (int, error) {
-		req, err := http.NewRequest(http.MethodGet, s.base+path, nil)
+		method, body := http.MethodGet, []byte(nil)
+		if path == "/api/public/events" {
+			method, body = http.MethodPost, []byte(pixelBody)
+		}
+		req, err := http.NewRequest(method, s.base+path, bytes.NewReader(body))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -295,6 +300,8 @@ func TestWaitForPositionOnlyAfterAuthentication(t *testing.T) {
 		"no token":              {"/api/v1/customers", nil},
 		"unknown token":         {"/api/v1/customers", map[string]string{"Authorization": "Bearer copt_live_" + strings.Repeat("E", 32)}},
 		"unknown image-API key": {"/api/v1/usage", map[string]string{"X-API-Key": "cik_live_" + strings.Repeat("E", 32)}},
+		"unknown public key": {"/api/public/events", map[string]string{"X-Public-Key": "pk_live_" + strings.Repeat("E", 32),
+			"Content-Type": "application/json"}},
 	} {
 		st, err := get(c.path, c.h)
 		if errors.Is(err, context.DeadlineExceeded) || (err != nil && strings.Contains(err.Error(), "Timeout")) {
