@@ -54,12 +54,27 @@ type Config struct {
 	Limits  limits.Limiter
 	Plans   limits.PlanLimits
 	Default limits.Limit
-	// WaitFor, when set, lets a request that sends X-Wait-For-Position
-	// wait (bounded) until the credentials read model reached it, so a
-	// token just made is known to the request that first uses it.
+	// WaitFor waits (until ctx ends) until the credentials read model
+	// reached pos. An authenticated request that sends
+	// X-Wait-For-Position waits for it (bounded by httpapi.MaxWait), and
+	// so does a request with an unknown credential while that read model
+	// is behind the log's head (see Head).
 	WaitFor func(ctx context.Context, pos uint64) error
+	// WaitReads waits (until ctx ends) until every read model that serves
+	// reads reached pos: an authenticated request waits for the position
+	// of its credential's last write on this server (read-your-writes).
+	// Nil: no such wait.
+	WaitReads func(ctx context.Context, pos uint64) error
+	// Head returns the position of the newest event of the log, and
+	// Reached the position the credentials read model reached. With
+	// both, a credential unknown on lookup while the read model is behind
+	// the head is looked up again once it caught up (bounded by
+	// httpapi.MaxWait), so a token works on its very first request. Nil:
+	// an unknown credential is refused at once.
+	Head    func(ctx context.Context) (uint64, error)
+	Reached func() uint64
 	// OnAlert is called once when an address crosses the alert threshold
-	// (1000 failures in 24 hours). It must not block.
+	// (1000 attempts in 24 hours, refused ones included). It must not block.
 	OnAlert func(ip netip.Addr)
 	// Now is the clock of last-used times. Default time.Now.
 	Now func() time.Time
@@ -90,6 +105,8 @@ type Authenticator struct {
 	gen     uint64
 	cache   map[string]*Token
 	revoked map[string]time.Time // hashes revoked here, until the read model agrees
+
+	writes writes // each credential's last write position on this server
 }
 
 // maxCache bounds the token cache.
@@ -225,10 +242,16 @@ func (a *Authenticator) succeeded(r *http.Request, v limits.Verdict) error {
 
 // Authenticate resolves the request's bearer token, with the brute-force
 // guard around it.
+//
+// Only a successful admin-token authentication resets the address's
+// brute-force counters: public keys are embedded in storefront pages and
+// image-API keys are a separate, narrower credential, so neither may wipe
+// the record of failed admin-token guesses. A token unknown on lookup
+// while the credentials read model is behind the log's head is looked up
+// again once it caught up (see Config.Head). X-Wait-For-Position is not
+// honoured here: Require and RequireMaster honour it once the request is
+// authenticated.
 func (a *Authenticator) Authenticate(r *http.Request) (Principal, error) {
-	if err := a.waitForPosition(r); err != nil {
-		return Principal{}, err
-	}
 	v, err := a.guardCheck(r)
 	if err != nil {
 		return Principal{}, err
@@ -241,7 +264,7 @@ func (a *Authenticator) Authenticate(r *http.Request) (Principal, error) {
 		return Principal{}, a.failed(r, httpapi.InvalidToken())
 	}
 	hash := domain.HashToken(raw)
-	tok, err := a.lookup(r.Context(), hash)
+	tok, err := findFresh(r.Context(), a, func() (*Token, error) { return a.lookup(r.Context(), hash) })
 	if domain.ErrorCode(err) == domain.CodeNotFound || isInvalidToken(err) {
 		return Principal{}, a.failed(r, httpapi.InvalidToken())
 	}
@@ -267,18 +290,23 @@ func isInvalidToken(err error) bool {
 // Require wraps next so that it runs only for a shop token whose plan has
 // API access and whose scopes grant scope ("" means any scope), within the
 // token's rate limit. Every authenticated answer carries the rate-limit
-// headers.
+// headers. An admitted request first waits (bounded) for its
+// X-Wait-For-Position and for its token's last write (read-your-writes);
+// the position of a write next answers is remembered as the token's.
 func (a *Authenticator) Require(scope domain.Scope, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, err := a.Authenticate(r)
 		if err == nil {
 			err = a.admit(w, r, p, scope)
 		}
+		if err == nil {
+			err = a.settle(r, p.TokenID)
+		}
 		if err != nil {
 			httpapi.WriteError(w, r, err)
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
+		next.ServeHTTP(a.recordWrites(w, p.TokenID), r.WithContext(WithPrincipal(r.Context(), p)))
 	})
 }
 
@@ -297,11 +325,14 @@ func (a *Authenticator) RequireMaster(allowShop bool, next http.Handler) http.Ha
 				err = a.admit(w, r, p, "")
 			}
 		}
+		if err == nil {
+			err = a.settle(r, p.TokenID)
+		}
 		if err != nil {
 			httpapi.WriteError(w, r, err)
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
+		next.ServeHTTP(a.recordWrites(w, p.TokenID), r.WithContext(WithPrincipal(r.Context(), p)))
 	})
 }
 
@@ -381,6 +412,17 @@ func (a *Authenticator) PlanLimit(plan domain.Plan) (limits.Limit, bool) {
 	return a.planLimit(plan), true
 }
 
-func (a *Authenticator) waitForPosition(r *http.Request) error {
-	return httpapi.WaitForPosition(r, a.cfg.WaitFor)
+// CheckAttempt returns the 429 to answer when the client's address may not
+// try to authenticate now, else nil: the guard's check, for the receivers
+// that admit a caller by a shared token (ingest.Guard).
+func (a *Authenticator) CheckAttempt(r *http.Request) error {
+	_, err := a.guardCheck(r)
+	return err
+}
+
+// FailAttempt records a failed authentication of the client's address
+// and returns the error to answer: answer, or the 429 when the failure was
+// refused (ingest.Guard).
+func (a *Authenticator) FailAttempt(r *http.Request, answer error) error {
+	return a.failed(r, answer)
 }

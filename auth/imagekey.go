@@ -43,12 +43,10 @@ func ImageKeyFromContext(ctx context.Context) (ImageKeyPrincipal, bool) {
 }
 
 // authenticateImageKey resolves X-API-Key, with the brute-force guard.
+// A success does not reset the address's brute-force counters: only an
+// admin token's does (see Authenticate).
 func (a *Authenticator) authenticateImageKey(r *http.Request, keys ImageKeyFinder) (ImageKeyPrincipal, error) {
-	if err := a.waitForPosition(r); err != nil {
-		return ImageKeyPrincipal{}, err
-	}
-	v, err := a.guardCheck(r)
-	if err != nil {
+	if _, err := a.guardCheck(r); err != nil {
 		return ImageKeyPrincipal{}, err
 	}
 	raw := r.Header.Get(HeaderAPIKey)
@@ -60,7 +58,7 @@ func (a *Authenticator) authenticateImageKey(r *http.Request, keys ImageKeyFinde
 		}
 	}
 	hash := domain.HashToken(raw)
-	k, err := keys.ImageKeyByHash(r.Context(), hash)
+	k, err := findFresh(r.Context(), a, func() (*ImageKey, error) { return keys.ImageKeyByHash(r.Context(), hash) })
 	if domain.ErrorCode(err) == domain.CodeNotFound {
 		return ImageKeyPrincipal{}, a.failed(r, httpapi.InvalidToken())
 	}
@@ -69,9 +67,6 @@ func (a *Authenticator) authenticateImageKey(r *http.Request, keys ImageKeyFinde
 	}
 	if subtle.ConstantTimeCompare([]byte(k.Hash), []byte(hash)) != 1 {
 		return ImageKeyPrincipal{}, a.failed(r, httpapi.InvalidToken())
-	}
-	if err := a.succeeded(r, v); err != nil {
-		return ImageKeyPrincipal{}, err
 	}
 	return ImageKeyPrincipal{KeyID: k.ID, ShopID: k.ShopID, Scopes: k.Scopes}, nil
 }
@@ -95,10 +90,13 @@ func (a *Authenticator) RequireImageKeyOrToken(keys ImageKeyFinder, scope domain
 				Message: "this API key lacks the scope " + string(scope),
 				Details: map[string]any{"required_scope": string(scope)}}
 		}
+		if err == nil {
+			err = a.settle(r, p.KeyID)
+		}
 		if err != nil {
 			httpapi.WriteError(w, r, err)
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), imageKeyContext{}, p)))
+		next.ServeHTTP(a.recordWrites(w, p.KeyID), r.WithContext(context.WithValue(r.Context(), imageKeyContext{}, p)))
 	})
 }

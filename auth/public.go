@@ -40,10 +40,16 @@ func PublicShopFromContext(ctx context.Context) (string, bool) {
 // its public key (X-Public-Key, for headless storefronts), or by the CORS
 // allow-list: X-Shop-Domain names the shop and the Origin must be the
 // shop's own domain or on its allow-list. Allowed origins get the CORS
-// response headers. A wrong key counts as a failed authentication.
+// response headers. A wrong key counts as a failed authentication; a
+// right one does not reset the address's counters (public keys are in
+// every storefront page: only an admin token's success resets them). An
+// admitted request honours X-Wait-For-Position; one refused does not wait.
 func (a *Authenticator) Public(shops PublicShops, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		shop, err := a.admitPublic(w, r, shops)
+		if err == nil {
+			err = httpapi.WaitForPosition(r, a.cfg.WaitFor)
+		}
 		if err != nil {
 			httpapi.WriteError(w, r, err)
 			return
@@ -53,27 +59,20 @@ func (a *Authenticator) Public(shops PublicShops, next http.Handler) http.Handle
 }
 
 func (a *Authenticator) admitPublic(w http.ResponseWriter, r *http.Request, shops PublicShops) (string, error) {
-	if err := a.waitForPosition(r); err != nil {
-		return "", err
-	}
 	origin := r.Header.Get("Origin")
 	w.Header().Add("Vary", "Origin")
 	if raw := r.Header.Get(HeaderPublicKey); raw != "" {
-		v, err := a.guardCheck(r)
-		if err != nil {
+		if _, err := a.guardCheck(r); err != nil {
 			return "", err
 		}
 		if _, ok := domain.ParseCredential(domain.PublicKeyPrefix, raw); !ok {
 			return "", a.failed(r, httpapi.InvalidToken())
 		}
-		shop, err := shops.PublicKeyShop(r.Context(), domain.HashToken(raw))
+		shop, err := findFresh(r.Context(), a, func() (string, error) { return shops.PublicKeyShop(r.Context(), domain.HashToken(raw)) })
 		if domain.ErrorCode(err) == domain.CodeNotFound {
 			return "", a.failed(r, httpapi.InvalidToken())
 		}
 		if err != nil {
-			return "", err
-		}
-		if err := a.succeeded(r, v); err != nil {
 			return "", err
 		}
 		if origin != "" {
@@ -89,7 +88,11 @@ func (a *Authenticator) admitPublic(w http.ResponseWriter, r *http.Request, shop
 	if host == "" {
 		return "", originRefused()
 	}
-	shop, allowed, err := shops.ShopCORS(r.Context(), d)
+	var allowed []string
+	shop, err := findFresh(r.Context(), a, func() (s string, err error) {
+		s, allowed, err = shops.ShopCORS(r.Context(), d)
+		return s, err
+	})
 	if domain.ErrorCode(err) == domain.CodeNotFound {
 		return "", originRefused() // do not reveal which shops exist
 	}

@@ -5,7 +5,7 @@
 //     429 rate_limited with Retry-After). Limits per plan come from
 //     PlanLimits.
 //   - Guard: brute-force protection per client address (429
-//     too_many_failed_attempts, 429 ip_blocked, the alert at 1000 failures
+//     too_many_failed_attempts, 429 ip_blocked, the alert at 1000 attempts
 //     in 24 hours, reset on success). GuardConfig holds the rules; the
 //     rules themselves are documented on Guard.
 //

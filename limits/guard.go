@@ -32,18 +32,27 @@ const (
 //     window, so 64 concurrent Fails on a fresh key admit exactly 10. A
 //     caller answers an admitted failure with 401 and a refused one with the
 //     Verdict's 429.
-//   - Every attempt, that is every Fail and every refused Check, counts
-//     towards the day count: refused requests from a blocked address still
-//     count towards the alert. The day count is kept in buckets of an hour;
-//     it covers between 24 and 25 hours, never less, so it blocks and alerts
-//     no later than an exact count would.
-//   - An attempt that brings the day count to 100 or more while the key is
-//     not blocked blocks it for an hour. Attempts during a block do not
-//     extend it; the first attempt after it, with the day count still at
-//     100 or more, starts the next one.
-//   - The attempt that brings the day count to 1000 or more carries Alert,
-//     once: the key does not alert again within the next 24 hours unless
-//     Succeed reset it. A refused Check may carry Alert, too.
+//   - Two day counts are kept. The failure count counts admitted failures
+//     only: a request the guard refused (a refused Check, a refused Fail)
+//     was not an authentication attempt, its credential never decided
+//     anything, so a burst of requests in one second cannot block every
+//     client behind a shared address; reaching the block takes sustained
+//     failures (at least ten minutes of them with the default rules). The
+//     attempt count counts every attempt, that is every Fail and every
+//     refused Check: it feeds the operator's alert, which must still see a
+//     flood the guard keeps refusing (counting admitted failures only, a
+//     blocked key could reach about 125 a day, never the alert's 1000).
+//     Both are kept in buckets of an hour; they cover between 24 and 25
+//     hours, never less, so they block and alert no later than an exact
+//     count would.
+//   - An admitted failure that brings the failure count to 100 or more
+//     while the key is not blocked blocks it for an hour (that failure is
+//     still answered 401; the next Check refuses). Attempts during a block
+//     do not extend it; the first admitted failure after it, with the
+//     failure count still at 100 or more, starts the next one.
+//   - The attempt that brings the attempt count to 1000 or more carries
+//     Alert, once: the key does not alert again within the next 24 hours
+//     unless Succeed reset it. A refused Check may carry Alert, too.
 //   - Succeed resets the key's counts and its alert. It does not lift a
 //     block in force: Check refuses a blocked key before any credential is
 //     looked at, so only a request already past Check can succeed during a
@@ -105,8 +114,8 @@ type GuardConfig struct {
 	FailuresPerWindow int
 	// Window is the sliding window of FailuresPerWindow. Default a minute.
 	Window time.Duration
-	// BlockAt attempts within DayWindow block the key for BlockFor.
-	// Default 100.
+	// BlockAt admitted failures within DayWindow block the key for
+	// BlockFor. Default 100.
 	BlockAt int
 	// BlockFor is the length of a block. Default an hour.
 	BlockFor time.Duration

@@ -11,11 +11,11 @@ import (
 	"github.com/cgp-platform/cgp/httpapi"
 )
 
-// Read-your-writes headers and bound (see httpapi.WaitForPosition).
+// Read-your-writes headers (see httpapi.WaitForPosition; the bound of
+// every wait is httpapi.MaxWait).
 const (
 	HeaderPosition = httpapi.HeaderEventPosition
 	HeaderWaitFor  = httpapi.HeaderWaitForPosition
-	MaxWait        = httpapi.MaxWaitForPosition
 )
 
 // WaitForPosition honours X-Wait-For-Position for the read models of the
@@ -57,13 +57,13 @@ func ServeOne[T any](w http.ResponseWriter, r *http.Request, wait Waiter, projec
 
 // ServeWritten answers a write with the resource it changed, read back from
 // projector's read model once that reached the command's position
-// (bounded by MaxWait), with the position in X-Event-Position. When the
+// (bounded by httpapi.MaxWait), with the position in X-Event-Position. When the
 // read model is slower than that, the row it has is shown with the
 // validated change applied by pending; when it has no row yet, the answer
 // is 503 (the change itself is durable).
 func ServeWritten[T any](w http.ResponseWriter, r *http.Request, wait Waiter, projector string, pos eventlog.Position, status int,
 	load func(ctx context.Context) (T, error), pending func(T), render func(T) httpapi.Resource) {
-	ctx, cancel := context.WithTimeout(r.Context(), MaxWait)
+	ctx, cancel := context.WithTimeout(r.Context(), httpapi.MaxWait(r.Context()))
 	defer cancel()
 	waitErr := wait.WaitFor(ctx, pos, projector)
 	if waitErr != nil && !errors.Is(waitErr, context.DeadlineExceeded) {

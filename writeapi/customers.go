@@ -46,7 +46,7 @@ type customerPatch struct {
 
 // handleCustomerPatch sets a customer's tags. It answers with the customer
 // as the read model shows it once the projection has caught up with the
-// command (bounded by readapi.MaxWait); if the projection is slower than
+// command (bounded by httpapi.MaxWait); if the projection is slower than
 // that, the row is answered with the command's tags applied.
 func (c *Customers) handleCustomerPatch(w http.ResponseWriter, r *http.Request) {
 	p, _ := auth.FromContext(r.Context())

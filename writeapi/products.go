@@ -109,7 +109,7 @@ type productPatchBody struct {
 
 // handleProductPatch changes a product. It answers with the product as the
 // read model shows it once the projection caught up with the command
-// (bounded by readapi.MaxWait); if the projection is slower, with the row
+// (bounded by httpapi.MaxWait); if the projection is slower, with the row
 // as it was and the command's changes applied.
 func (c *Catalog) handleProductPatch(w http.ResponseWriter, r *http.Request) {
 	p, _ := auth.FromContext(r.Context())

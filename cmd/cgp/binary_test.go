@@ -67,7 +67,7 @@ type process struct {
 func startBinary(t *testing.T, dir string) *process {
 	t.Helper()
 	cmd := exec.Command(cgpBinary(t), "serve", "--addr", "127.0.0.1:0")
-	cmd.Env = append(os.Environ(), "CGP_DATA_DIR="+dir, "CGP_LOG_LEVEL=info")
+	cmd.Env = append(os.Environ(), "CGP_DATA_DIR="+dir, "CGP_LOG_LEVEL=info", "CGP_MAX_WAIT_FOR_POSITION=60s")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

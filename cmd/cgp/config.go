@@ -16,6 +16,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
 
+	"github.com/cgp-platform/cgp/httpapi"
 	"github.com/cgp-platform/cgp/intelligence"
 	"github.com/cgp-platform/cgp/projections"
 )
@@ -50,6 +51,10 @@ type Config struct {
 	ShutdownGrace time.Duration
 	// MaxWebhookBody is the largest inbound webhook body (413 above).
 	MaxWebhookBody int64
+	// MaxWaitForPosition bounds every wait for a position: the
+	// X-Wait-For-Position header, read-your-writes, a new token's wait for
+	// the credentials read model. Zero means the default, 5 s.
+	MaxWaitForPosition time.Duration
 	// Demo creates a demo account, shop and token on an empty data dir.
 	Demo bool
 	// RateAgency and RateEnterprise are the requests per minute per token
@@ -79,6 +84,8 @@ type Config struct {
 	// versionPoll is how often cgp serve checks which read-model version
 	// is live (a replay switches it); defaultVersionPoll when zero.
 	versionPoll time.Duration
+	// guardNow is the brute-force guard's clock (tests); nil: the real one.
+	guardNow func() time.Time
 	// SMTPAddr is the SMTP relay (host:port) data exports are mailed
 	// through; empty: no e-mail (dataexport.go).
 	SMTPAddr string
@@ -125,6 +132,7 @@ func (c *Config) bindServe(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&c.TrustedProxies, "trusted-proxies", nil, "CIDRs of reverse proxies whose X-Forwarded-For is trusted (env CGP_TRUSTED_PROXIES)")
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", 10*time.Second, "time to drain in-flight requests on shutdown (env CGP_SHUTDOWN_GRACE)")
 	fs.Int64Var(&c.MaxWebhookBody, "max-webhook-body", 1<<20, "largest inbound webhook body in bytes (env CGP_MAX_WEBHOOK_BODY)")
+	fs.DurationVar(&c.MaxWaitForPosition, "max-wait-for-position", httpapi.DefaultMaxWaitForPosition, "longest a request waits for the read models to reach a position (X-Wait-For-Position, its own credential's last write, a token just issued) before 503 (env CGP_MAX_WAIT_FOR_POSITION)")
 	fs.IntVar(&c.RateAgency, "rate-limit-agency", 600, "requests per minute per token on the agency plan (env CGP_RATE_LIMIT_AGENCY)")
 	fs.IntVar(&c.RateEnterprise, "rate-limit-enterprise", 3000, "requests per minute per token on the enterprise plan (env CGP_RATE_LIMIT_ENTERPRISE)")
 	fs.IntVar(&c.ProjectionBatch, "projection-batch", projections.DefaultBatch, "most events a projector applies in one read-model transaction (env CGP_PROJECTION_BATCH)")
@@ -212,6 +220,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxWebhookBody < 0 {
 		errs = append(errs, errors.New("max-webhook-body must not be negative"))
+	}
+	if c.MaxWaitForPosition < 0 || c.MaxWaitForPosition > 10*time.Minute {
+		errs = append(errs, errors.New("max-wait-for-position must be 0 (the default, 5s) to 10m"))
 	}
 	if c.SMTPAddr != "" {
 		if _, _, err := net.SplitHostPort(c.SMTPAddr); err != nil {

@@ -6,8 +6,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cgp-platform/cgp/domain"
+	"github.com/cgp-platform/cgp/limits/limitstest"
 )
 
 // from sends a request as the client at ip (through a trusted proxy).
@@ -22,7 +24,8 @@ func (s *testServer) from(t *testing.T, ip, token string) response {
 
 func TestBruteForceProtectionPerClientAddress(t *testing.T) {
 	dir := t.TempDir()
-	s := startServerWith(t, dir, func(c *Config) { c.TrustedProxies = []string{"127.0.0.1/32"} })
+	clock := limitstest.NewClock()
+	s := behindProxy(t, dir, clock)
 	tn := newTenant(t, dir, "brute.example.com", "agency", "customers:read")
 	waitForToken(t, s, tn)
 	bad := "copt_live_" + strings.Repeat("B", 32)
@@ -60,14 +63,23 @@ func TestBruteForceProtectionPerClientAddress(t *testing.T) {
 			t.Fatalf("failure %d after a success: %d (counters not reset)", i+1, r.status)
 		}
 	}
-	// 100 failed attempts within 24 hours block the address for an hour;
-	// 1000 raise an alert.
+	// 100 failures within 24 hours (sustained: one every six seconds, so
+	// that none is refused) block the address for an hour; 1000 attempts,
+	// refused ones included, raise an alert.
+	for i := 0; i < 100; i++ {
+		if i > 0 {
+			clock.Advance(6 * time.Second)
+		}
+		if r := s.from(t, "192.0.2.99", bad); r.status != 401 {
+			t.Fatalf("sustained failure %d: %d %s", i+1, r.status, r.body)
+		}
+	}
 	var blocked response
-	for i := 0; i < 1000; i++ {
+	for i := 100; i < 1000; i++ {
 		blocked = s.from(t, "192.0.2.99", bad)
 	}
 	if blocked.status != 429 || blocked.errorCode(t) != "ip_blocked" {
-		t.Fatalf("after 1000 failures: %d %s", blocked.status, blocked.body)
+		t.Fatalf("after 1000 attempts: %d %s", blocked.status, blocked.body)
 	}
 	if ra, _ := strconv.Atoi(blocked.header.Get("Retry-After")); ra < 3000 || ra > 3600 {
 		t.Fatalf("block Retry-After %q", blocked.header.Get("Retry-After"))

@@ -26,8 +26,8 @@ func messagingProjectors(a *App) []projections.Projector {
 // /webhooks/providers/{provider}.
 func mountMessaging(a *App, cfg Config, r *mux.Router) {
 	q := messaging.NewQueries(a.Store.DB())
-	whatsapp.NewReceiver(whatsappAccounts{q}, a.Commands, cfg.MaxWebhookBody).Routes(r)
-	providers.NewReceiver(providerConnections{q}, a.Commands, cfg.MaxWebhookBody).Routes(r)
+	whatsapp.NewReceiver(whatsappAccounts{q}, a.Commands, cfg.MaxWebhookBody).WithGuard(a.Auth).Routes(r)
+	providers.NewReceiver(providerConnections{q}, a.Commands, cfg.MaxWebhookBody).WithGuard(a.Auth).Routes(r)
 }
 
 // messagingCommands returns the CLI commands of messaging.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/cgp-platform/cgp/auth"
 	"github.com/cgp-platform/cgp/domain"
+	"github.com/cgp-platform/cgp/eventlog"
 	"github.com/cgp-platform/cgp/httpapi"
 	"github.com/cgp-platform/cgp/idempotency"
 	"github.com/cgp-platform/cgp/ingest"
@@ -118,6 +119,16 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 			// The address itself is personal data: it is not logged.
 			core.Logger.Error().Str("alert", "brute_force").Msg("1000 failed authentications in 24 hours from one client address")
 		},
+		// Read-your-writes waits for every projector: each serves reads
+		// (the reactors among them fold their state the same way).
+		WaitReads: func(ctx context.Context, pos uint64) error {
+			return a.Runtime.WaitFor(ctx, eventlog.Position(pos))
+		},
+		Head: func(ctx context.Context) (uint64, error) {
+			p, err := core.Log.HeadPosition(ctx)
+			return uint64(p), err
+		},
+		Reached: func() uint64 { return uint64(a.Runtime.Checkpoints()[tenancy.Name]) },
 	})
 	shops := shopFinder{q: a.Tenancy, cache: gencache.New[string, *ingest.Shop](10_000)}
 	a.readModelsChanged = func() {
@@ -196,7 +207,7 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 	mountMarketplaces(a, cfg, r)
 	ingest.NewPixel(authn, publicShops{a.Tenancy}, core.Commands).Routes(r)
 	a.Router = r
-	a.Handler = stack.Wrap(r)
+	a.Handler = stack.Wrap(httpapi.WithMaxWait(cfg.MaxWaitForPosition, r))
 	return a, nil
 }
 

@@ -43,7 +43,7 @@ func openLimits(cfg Config, secret []byte) (limits.Guard, limits.Limiter, error)
 			return nil, nil, fmt.Errorf("redis url: %w", err)
 		}
 		client := goredis.NewClient(opts)
-		guard, err := limitsredis.NewGuard(client, limitsredis.GuardConfig{Secret: deriveKey(secret, "cgp guard key v1")})
+		guard, err := limitsredis.NewGuard(client, limitsredis.GuardConfig{Secret: deriveKey(secret, "cgp guard key v1"), Now: cfg.guardNow})
 		if err != nil {
 			return nil, nil, fmt.Errorf("brute-force guard: %w", err)
 		}
@@ -53,7 +53,7 @@ func openLimits(cfg Config, secret []byte) (limits.Guard, limits.Limiter, error)
 		}
 		return guard, limiter, nil
 	}
-	guard, err := memory.NewGuard(memory.GuardConfig{})
+	guard, err := memory.NewGuard(memory.GuardConfig{Now: cfg.guardNow})
 	if err != nil {
 		return nil, nil, fmt.Errorf("brute-force guard: %w", err)
 	}

@@ -53,6 +53,7 @@ type Receiver struct {
 	conns   Connections
 	rec     Recorder
 	maxBody int64
+	guard   ingest.Guard
 }
 
 // NewReceiver returns the receiver. maxBody <= 0 means
@@ -62,6 +63,14 @@ func NewReceiver(conns Connections, rec Recorder, maxBody int64) *Receiver {
 		maxBody = ingest.DefaultMaxBody
 	}
 	return &Receiver{conns: conns, rec: rec, maxBody: maxBody}
+}
+
+// WithGuard makes wrong callback tokens count as failed authentications
+// of the client's address, and refuses an address the guard refuses
+// before its token is looked at. It returns rc.
+func (rc *Receiver) WithGuard(g ingest.Guard) *Receiver {
+	rc.guard = g
+	return rc
 }
 
 // Routes registers POST Path (beta: DESIGN.md adds the path shape).
@@ -78,10 +87,22 @@ func invalidToken() *httpapi.Error {
 var errForbidden = errors.New("provider callback token refused")
 
 func (rc *Receiver) handleCallback(w http.ResponseWriter, r *http.Request) {
+	if rc.guard != nil {
+		if err := rc.guard.CheckAttempt(r); err != nil {
+			httpapi.WriteError(w, r, err)
+			return
+		}
+	}
 	provider := mux.Vars(r)["provider"]
-	conn, err := rc.authenticate(r.Context(), provider, r.URL.Query().Get(TokenParameter))
+	token := r.URL.Query().Get(TokenParameter)
+	conn, err := rc.authenticate(r.Context(), provider, token)
 	if errors.Is(err, errForbidden) {
-		httpapi.WriteError(w, r, invalidToken())
+		var answer error = invalidToken()
+		if rc.guard != nil && token != "" {
+			// A wrong token is a failed authentication; none is no guess.
+			answer = rc.guard.FailAttempt(r, answer)
+		}
+		httpapi.WriteError(w, r, answer)
 		return
 	}
 	if err != nil {

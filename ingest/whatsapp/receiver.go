@@ -66,6 +66,7 @@ type Receiver struct {
 	accounts Accounts
 	rec      Recorder
 	maxBody  int64
+	guard    ingest.Guard
 }
 
 // NewReceiver returns the receiver. maxBody <= 0 means
@@ -75,6 +76,14 @@ func NewReceiver(accounts Accounts, rec Recorder, maxBody int64) *Receiver {
 		maxBody = ingest.DefaultMaxBody
 	}
 	return &Receiver{accounts: accounts, rec: rec, maxBody: maxBody}
+}
+
+// WithGuard makes wrong verify tokens count as failed authentications of
+// the client's address, and refuses an address the guard refuses before
+// its token is looked at. It returns rc.
+func (rc *Receiver) WithGuard(g ingest.Guard) *Receiver {
+	rc.guard = g
+	return rc
 }
 
 // Routes registers GET (handshake) and POST (notifications) on Path.
@@ -90,12 +99,24 @@ func verificationFailed() *httpapi.Error {
 
 // handleVerify answers the subscription handshake: hub.mode=subscribe and
 // the verify token of a connected account echo hub.challenge; anything else
-// is 403.
+// is 403. A wrong verify token is a failed authentication (429 once the
+// guard refuses the address); a handshake without a token guesses nothing
+// and is not counted.
 func (rc *Receiver) handleVerify(w http.ResponseWriter, r *http.Request) {
+	if rc.guard != nil {
+		if err := rc.guard.CheckAttempt(r); err != nil {
+			httpapi.WriteError(w, r, err)
+			return
+		}
+	}
 	q := r.URL.Query()
 	mode, token, challenge := q.Get("hub.mode"), q.Get("hub.verify_token"), q.Get("hub.challenge")
-	if mode != "subscribe" || token == "" || len(token) > 256 || !SafeChallenge(challenge) {
+	if mode != "subscribe" || token == "" || !SafeChallenge(challenge) {
 		httpapi.WriteError(w, r, verificationFailed())
+		return
+	}
+	if len(token) > 256 {
+		httpapi.WriteError(w, r, rc.failed(r))
 		return
 	}
 	hash := domain.HashToken(token)
@@ -105,7 +126,7 @@ func (rc *Receiver) handleVerify(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if acc == nil || subtle.ConstantTimeCompare([]byte(acc.VerifyTokenHash), []byte(hash)) != 1 {
-		httpapi.WriteError(w, r, verificationFailed())
+		httpapi.WriteError(w, r, rc.failed(r))
 		return
 	}
 	h := w.Header()
@@ -114,6 +135,14 @@ func (rc *Receiver) handleVerify(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
 	_, _ = io.WriteString(w, challenge)
+}
+
+// failed counts a wrong verify token and returns the error to answer.
+func (rc *Receiver) failed(r *http.Request) error {
+	if rc.guard == nil {
+		return verificationFailed()
+	}
+	return rc.guard.FailAttempt(r, verificationFailed())
 }
 
 // SafeChallenge reports whether a challenge may be echoed: 1 to

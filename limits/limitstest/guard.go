@@ -48,7 +48,8 @@ func RunGuard(t *testing.T, open func(t *testing.T, setup GuardSetup) limits.Gua
 		{"MinuteLimit", testMinuteLimit},
 		{"KeysIndependent", testGuardKeysIndependent},
 		{"BlockAfterDayCount", testBlockAfterDayCount},
-		{"FloodEscalatesToBlock", testFloodEscalates},
+		{"FloodDoesNotBlock", testFloodDoesNotBlock},
+		{"BlockCountsAdmittedFailuresOnly", testBlockCountsAdmittedOnly},
 		{"AlertOnce", testAlertOnce},
 		{"SucceedResets", testSucceedResets},
 		{"SucceedKeepsBlock", testSucceedKeepsBlock},
@@ -107,6 +108,18 @@ func (g *guardT) attempt(ip string) limits.Verdict {
 		return v
 	}
 	return g.fail(ip)
+}
+
+// sustain fails n times from ip, 6s apart, so that the minute window never
+// fills and every failure is admitted. The clock stops at the last one.
+func (g *guardT) sustain(c *Clock, ip string, n int) {
+	g.t.Helper()
+	for i := range n {
+		if i > 0 {
+			c.Advance(6 * time.Second)
+		}
+		wantAllowed(g.t, fmt.Sprintf("sustained failure %d", i+1), g.attempt(ip))
+	}
 }
 
 func wantRefused(t *testing.T, what string, v limits.Verdict, code string, retry time.Duration) {
@@ -202,17 +215,46 @@ func testBlockAfterDayCount(t *testing.T, g *guardT, c *Clock) {
 	wantAllowed(t, "check after it", g.check(ip1))
 }
 
-func testFloodEscalates(t *testing.T, g *guardT, _ *Clock) {
-	// A flood at one instant: ten failures are admitted, refused checks
-	// count as attempts, and the 100th attempt blocks the address.
+func testFloodDoesNotBlock(t *testing.T, g *guardT, c *Clock) {
+	// A flood at one instant: ten failures are admitted, the rest are
+	// refused and are no authentication attempts, so the address is not
+	// blocked: a minute later its clients may try again.
 	for i := range 10 {
 		wantAllowed(t, fmt.Sprintf("attempt %d", i+1), g.attempt(ip1))
 	}
-	for i := 10; i < 99; i++ {
+	for i := 10; i < 110; i++ {
 		wantRefused(t, fmt.Sprintf("attempt %d", i+1), g.attempt(ip1), limits.CodeTooManyFailedAttempts, time.Minute)
 	}
-	wantRefused(t, "attempt 100", g.attempt(ip1), limits.CodeIPBlocked, time.Hour)
-	wantRefused(t, "attempt 101", g.attempt(ip1), limits.CodeIPBlocked, time.Hour)
+	// Refused Fails (a request that was past Check when the window
+	// filled) do not count towards the block either.
+	for i := range 100 {
+		wantRefused(t, fmt.Sprintf("refused failure %d", i+1), g.fail(ip1), limits.CodeTooManyFailedAttempts, time.Minute)
+	}
+	c.Advance(time.Minute)
+	wantAllowed(t, "check a minute after the flood", g.check(ip1))
+	wantAllowed(t, "failure a minute after the flood", g.fail(ip1))
+}
+
+func testBlockCountsAdmittedOnly(t *testing.T, g *guardT, c *Clock) {
+	// Each minute: ten admitted failures, then a flood the guard refuses.
+	// Nine minutes give 90 admitted failures among 990 attempts: no block.
+	for m := range 9 {
+		for i := range 10 {
+			wantAllowed(t, fmt.Sprintf("minute %d, failure %d", m+1, i+1), g.attempt(ip1))
+		}
+		for range 100 {
+			if v := g.attempt(ip1); v.Code != limits.CodeTooManyFailedAttempts {
+				t.Fatalf("minute %d, flood: got %+v, want too_many_failed_attempts", m+1, v)
+			}
+		}
+		c.Advance(time.Minute)
+	}
+	for i := range 9 {
+		wantAllowed(t, fmt.Sprintf("admitted failure %d", 91+i), g.attempt(ip1))
+	}
+	wantAllowed(t, "check before the 100th admitted failure", g.check(ip1))
+	wantAllowed(t, "the 100th admitted failure (answered 401)", g.fail(ip1))
+	wantRefused(t, "check after it", g.check(ip1), limits.CodeIPBlocked, time.Hour)
 }
 
 func testAlertOnce(t *testing.T, g *guardT, c *Clock) {
@@ -261,10 +303,8 @@ func testSucceedResets(t *testing.T, g *guardT, _ *Clock) {
 }
 
 func testSucceedKeepsBlock(t *testing.T, g *guardT, c *Clock) {
-	for range 100 {
-		g.attempt(ip1)
-	}
-	wantRefused(t, "after 100 attempts", g.check(ip1), limits.CodeIPBlocked, time.Hour)
+	g.sustain(c, ip1, 100)
+	wantRefused(t, "after 100 failures", g.check(ip1), limits.CodeIPBlocked, time.Hour)
 	g.succeed(ip1) // a request that was already past Check
 	if v := g.check(ip1); v.Allowed || v.Code != limits.CodeIPBlocked {
 		t.Fatalf("check after a success during the block: got %+v, want still blocked", v)
@@ -279,12 +319,14 @@ func testSucceedKeepsBlock(t *testing.T, g *guardT, c *Clock) {
 func testDayWindow(t *testing.T, g *guardT, c *Clock) {
 	rules := limits.GuardConfig{}
 	rules.SetDefaults()
-	for range 99 {
-		g.attempt(ip1)
-		g.attempt(ip2)
+	start := c.Now()
+	for i := range 99 {
+		wantAllowed(t, fmt.Sprintf("failure %d", i+1), g.attempt(ip1))
+		wantAllowed(t, fmt.Sprintf("failure %d of the other address", i+1), g.attempt(ip2))
+		c.Advance(6 * time.Second)
 	}
-	// 23 hours later the 99 attempts still count: one more blocks.
-	c.Advance(23 * time.Hour)
+	// 23 hours later the 99 failures still count: one more blocks.
+	c.Advance(23*time.Hour - c.Now().Sub(start))
 	wantAllowed(t, "failure 23 hours later", g.attempt(ip1))
 	wantRefused(t, "check after it", g.check(ip1), limits.CodeIPBlocked, time.Hour)
 	// A full window and a bucket later they are gone.
@@ -332,7 +374,8 @@ func testGuardConcurrent(t *testing.T, g *guardT, _ *Clock) {
 	if admitted != 10 || alerts != 1 {
 		t.Fatalf("%d concurrent failures: %d admitted and %d alerts, want exactly 10 and 1", workers*each, admitted, alerts)
 	}
-	wantRefused(t, "check after them", g.check(ip1), limits.CodeIPBlocked, time.Hour)
+	// Only the ten admitted failures count towards the block.
+	wantRefused(t, "check after them", g.check(ip1), limits.CodeTooManyFailedAttempts, time.Minute)
 }
 
 func testGuardBounded(t *testing.T, open func(t *testing.T, setup GuardSetup) limits.Guard) {
@@ -371,9 +414,7 @@ func testGuardEvictsBlockedLast(t *testing.T, open func(t *testing.T, setup Guar
 	const maxEntries = 256
 	c := NewClock()
 	g := &guardT{t: t, g: open(t, GuardSetup{Now: c.Now, MaxEntries: maxEntries})}
-	for range 100 {
-		g.attempt(ip1)
-	}
+	g.sustain(c, ip1, 100)
 	wantRefused(t, "blocked address", g.check(ip1), limits.CodeIPBlocked, time.Hour)
 	// An attacker with many /64s fails from each to push the block out.
 	for i := range 20 * maxEntries {

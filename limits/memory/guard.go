@@ -28,7 +28,7 @@ type GuardConfig struct {
 	// specification's values.
 	Rules limits.GuardConfig
 	// MaxEntries bounds the client keys kept (see the package doc).
-	// Default DefaultMaxEntries (about 27 MB when full: some 400 bytes an
+	// Default DefaultMaxEntries (about 36 MB when full: some 550 bytes an
 	// entry with the default rules).
 	MaxEntries int
 	// Now is the clock; nil means time.Now.
@@ -67,11 +67,14 @@ type entry struct {
 	recent []int64
 	count  int // entries used in recent
 	pos    int // index of the next write in recent
-	// buckets count attempts per bucket of the day window; top is the
-	// bucket index of the newest and total their sum.
+	// buckets count attempts per bucket of the day window, fails the
+	// admitted failures among them; top is the bucket index of the newest,
+	// total and failTotal their sums.
 	buckets      []uint32
+	fails        []uint32
 	top          int64
 	total        int
+	failTotal    int
 	blockedUntil int64
 	alertedUntil int64
 }
@@ -184,8 +187,9 @@ func (g *Guard) Succeed(_ context.Context, ip netip.Addr) error {
 		s.remove(e)
 		return nil
 	}
-	e.count, e.pos, e.total, e.alertedUntil = 0, 0, 0, 0
+	e.count, e.pos, e.total, e.failTotal, e.alertedUntil = 0, 0, 0, 0, 0
 	clear(e.buckets)
+	clear(e.fails)
 	return nil
 }
 
@@ -203,21 +207,22 @@ func (g *Guard) refusal(e *entry, now int64) (string, int64) {
 }
 
 // record counts an attempt whose refusal (if any) is code, and returns the
-// verdict on it.
+// verdict on it. Only an admitted failure (code "") counts towards the
+// block; every attempt counts towards the alert.
 func (g *Guard) record(e *entry, now int64, code string, retry int64) limits.Verdict {
+	slot := e.top % int64(len(e.buckets))
 	if code == "" {
 		e.recent[e.pos] = now
 		e.pos = (e.pos + 1) % len(e.recent)
 		e.count = min(e.count+1, len(e.recent))
+		e.fails[slot]++
+		e.failTotal++
 	}
-	e.buckets[e.top%int64(len(e.buckets))]++
+	e.buckets[slot]++
 	e.total++
 	v := limits.Verdict{Allowed: code == "", Failures: true}
-	if e.blockedUntil <= now && e.total >= g.rules.BlockAt {
+	if code == "" && e.blockedUntil <= now && e.failTotal >= g.rules.BlockAt {
 		e.blockedUntil = now + g.blockFor
-		if code != "" {
-			code, retry = limits.CodeIPBlocked, g.blockFor
-		}
 	}
 	if e.total >= g.rules.AlertAt && e.alertedUntil <= now {
 		e.alertedUntil = now + g.day
@@ -241,13 +246,15 @@ func (g *Guard) advance(e *entry, now int64) {
 	case b <= e.top:
 	case b-e.top >= int64(len(e.buckets)):
 		clear(e.buckets)
-		e.total = 0
+		clear(e.fails)
+		e.total, e.failTotal = 0, 0
 		e.top = b
 	default:
 		for i := e.top + 1; i <= b; i++ {
-			slot := &e.buckets[i%int64(len(e.buckets))]
-			e.total -= int(*slot)
-			*slot = 0
+			j := i % int64(len(e.buckets))
+			e.total -= int(e.buckets[j])
+			e.failTotal -= int(e.fails[j])
+			e.buckets[j], e.fails[j] = 0, 0
 		}
 		e.top = b
 	}
@@ -276,6 +283,7 @@ func (g *Guard) insert(s *shard, k netip.Prefix, now int64) *entry {
 		key:     k,
 		recent:  make([]int64, g.rules.FailuresPerWindow),
 		buckets: make([]uint32, g.rules.DayBuckets+1),
+		fails:   make([]uint32, g.rules.DayBuckets+1),
 	}
 	s.m[k] = e
 	s.pushFront(e)

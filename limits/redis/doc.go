@@ -5,7 +5,8 @@
 // across servers).
 //
 // Keys: Prefix+"rl:"+key for the rate limiter; for the guard,
-// Prefix+"bf:{h}:d" (a hash: day buckets, block, alert) and
+// Prefix+"bf:{h}:d" (a hash: day buckets of attempts and of admitted
+// failures, block, alert) and
 // Prefix+"bf:{h}:m" (a list: the times of the latest admitted failures),
 // where h is a keyed hash (HMAC-SHA-256 with GuardConfig.Secret) of the
 // client key, so that no address is stored in Redis; the braces keep both

@@ -149,7 +149,8 @@ func (g *Guard) keyBase(k netip.Prefix) string {
 
 // guardScript is the whole of the rules of limits.Guard for one call, run
 // atomically. KEYS[1] is the hash (fields d:<bucket> counting attempts per
-// day bucket, top the newest bucket, blk the end of a block, alr the end of
+// day bucket, f:<bucket> the admitted failures among them, top the newest
+// bucket, blk the end of a block, alr the end of
 // the alert's silence), KEYS[2] the list of the latest admitted failure
 // times, newest first. Times are milliseconds. It answers {allowed, code
 // (0, 1 too_many_failed_attempts, 2 ip_blocked), retry-after, alert,
@@ -182,15 +183,18 @@ end
 local b = math.floor(now / bucket)
 local top = tonumber(redis.call('HGET', hk, 'top') or '0')
 if b < top then b = top end
-local total = 0
+local total, fails = 0, 0
 local fields = redis.call('HGETALL', hk)
 for i = 1, #fields, 2 do
   local f = fields[i]
-  if string.sub(f, 1, 2) == 'd:' then
+  local kind = string.sub(f, 1, 2)
+  if kind == 'd:' or kind == 'f:' then
     if tonumber(string.sub(f, 3)) < b - nb then
       redis.call('HDEL', hk, f)
-    else
+    elseif kind == 'd:' then
       total = total + tonumber(fields[i + 1])
+    else
+      fails = fails + tonumber(fields[i + 1])
     end
   end
 end
@@ -211,18 +215,21 @@ if op == 0 and code == 0 then
   return {1, 0, 0, 0, failures}
 end
 
+-- Only an admitted failure counts towards the block; every attempt
+-- counts towards the alert.
 if code == 0 then
   redis.call('LPUSH', lk, str(now))
   redis.call('LTRIM', lk, 0, maxf - 1)
   redis.call('PEXPIRE', lk, str(window))
+  redis.call('HINCRBY', hk, 'f:' .. str(b), 1)
+  fails = fails + 1
+  if blk <= now and fails >= blockAt then
+    redis.call('HSET', hk, 'blk', str(now + blockFor))
+  end
 end
 redis.call('HINCRBY', hk, 'd:' .. str(b), 1)
 redis.call('HSET', hk, 'top', str(b))
 total = total + 1
-if blk <= now and total >= blockAt then
-  redis.call('HSET', hk, 'blk', str(now + blockFor))
-  if code ~= 0 then code, retry = 2, blockFor end
-end
 local alert = 0
 local alr = tonumber(redis.call('HGET', hk, 'alr') or '0')
 if total >= alertAt and alr <= now then
