@@ -72,7 +72,7 @@ func (c *Commerce) handleEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	sig := r.Header.Get(HeaderHMAC)
 	if sig == "" {
-		httpapi.WriteError(w, r, httpapi.SignatureRequired(HeaderHMAC))
+		httpapi.WriteError(w, r, signatureRequired(r.Header))
 		return
 	}
 	deliveryID := r.Header.Get(HeaderWebhookID)
@@ -93,7 +93,7 @@ func (c *Commerce) handleEvents(w http.ResponseWriter, r *http.Request) {
 	// An unknown shop and a wrong signature get the same answer, so the
 	// endpoint does not reveal which shops exist.
 	if shop == nil || !VerifyCommerce([]byte(shop.WebhookSecret), body, sig) {
-		httpapi.WriteError(w, r, httpapi.InvalidSignature())
+		httpapi.WriteError(w, r, invalidSignature(r.Header, sig))
 		return
 	}
 	if onScopesRoute := r.URL.Path == "/webhooks/app/scopes_update"; onScopesRoute != (topic == "app/scopes_update") {
