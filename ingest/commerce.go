@@ -77,6 +77,7 @@ func (c *Commerce) handleEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	deliveryID := r.Header.Get(HeaderWebhookID)
 	topic := r.Header.Get(HeaderTopic)
+	httpapi.AddLogFields(r.Context(), "topic", clipLog(topic), "delivery_id", clipLog(deliveryID))
 	if deliveryID == "" || len(deliveryID) > 200 {
 		httpapi.WriteError(w, r, httpapi.InvalidParameter(HeaderWebhookID, "header "+HeaderWebhookID+" is required (at most 200 characters)"))
 		return

@@ -97,3 +97,11 @@ func foreignHeaderHint(h http.Header) string {
 	return "the request carries " + strings.Join(found, ", ") + ": this receiver reads the X-Commerce-* headers (" +
 		strings.Join([]string{HeaderHMAC, HeaderTopic, HeaderShopDomain, HeaderWebhookID, HeaderTriggeredAt}, ", ") + ")"
 }
+
+// clipLog bounds a header value copied to the access log.
+func clipLog(s string) string {
+	if len(s) > 200 {
+		return s[:200]
+	}
+	return s
+}
