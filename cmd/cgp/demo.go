@@ -50,9 +50,12 @@ To make a new token:
   webhook secret: %s
   admin token:    %s
 
+For the README's quick start, in another shell:
+  export TOKEN=%s SECRET=%s
+
 Try:
   curl -s -H 'Authorization: Bearer %s' -H 'X-Wait-For-Position: %d' http://%s/api/v1/customers
 
-`, acc.ID, shop.ID, secret, tok.Token, tok.Token, tok.Position, addr)
+`, acc.ID, shop.ID, secret, tok.Token, tok.Token, secret, tok.Token, tok.Position, addr)
 	return err
 }
