@@ -56,6 +56,11 @@ func checkShopExists(ctx context.Context, cfg *Config, shop string) error {
 		hint := `"cgp shops list" lists the shops of this data directory`
 		if !strings.HasPrefix(shop, "shop_") {
 			hint = "--shop takes a shop id (shop_…), not a domain; " + hint
+			// A domain that a shop claimed: name that shop's id.
+			claims, err := c.Log.ReadStream(ctx, domain.ShopDomainStream(shop), 0, 1)
+			if err == nil && len(claims) > 0 && claims[0].ShopID != "" {
+				hint = fmt.Sprintf("--shop takes a shop id, not a domain: %s is --shop %s", domain.NormalizeDomain(shop), claims[0].ShopID)
+			}
 		}
 		return fmt.Errorf("%w: %q in %s (%s)", errUnknownShop, shop, cfg.DataDir, hint)
 	})
