@@ -6,12 +6,16 @@ DATA_DIR ?= ./data
 ADDR     ?= 127.0.0.1:8080
 PKGS     := ./...
 
-.PHONY: all build run run-scale test test-short vet fmt-check bench bench-go bench-programs fuzz clean
+.PHONY: all build install run run-scale test test-short vet fmt-check bench bench-go bench-programs fuzz clean
 
 all: build
 
 build:
 	$(GO) build -o $(BIN) ./cmd/cgp
+
+# Installs cgp in $(go env GOBIN), or $(go env GOPATH)/bin, to have it on PATH.
+install:
+	$(GO) install ./cmd/cgp
 
 # Starts the service on the embedded default (SQLite files in DATA_DIR).
 # On an empty data directory it creates a demo account, shop and token and

@@ -260,6 +260,9 @@ func (a *Authenticator) Authenticate(r *http.Request) (Principal, error) {
 	if !present {
 		return Principal{}, httpapi.AuthenticationRequired()
 	}
+	if raw == "" { // a credential without the Bearer scheme
+		return Principal{}, a.failed(r, httpapi.BearerSchemeMissing())
+	}
 	if _, ok := domain.ParseAdminToken(raw); !ok {
 		return Principal{}, a.failed(r, httpapi.InvalidToken())
 	}

@@ -35,21 +35,25 @@ type UpdateProduct struct {
 	Changes   domain.ProductChanges
 }
 
-// UpdateProduct runs the command. A product of another shop is not found.
-func (h *Handler) UpdateProduct(ctx context.Context, cmd UpdateProduct, meta Meta) (Result, error) {
+// UpdateProduct runs the command and returns the event it recorded. A
+// product of another shop is not found; a variant it does not have is a
+// validation failure naming variants[i].id.
+func (h *Handler) UpdateProduct(ctx context.Context, cmd UpdateProduct, meta Meta) (Result, *domain.ProductUpdated, error) {
 	if !domain.HasPrefixID(cmd.ProductID, domain.PrefixProduct) {
-		return Result{}, domain.NotFound("product")
+		return Result{}, nil, domain.NotFound("product")
 	}
+	var recorded *domain.ProductUpdated
 	res, err := execute(ctx, h, cmd.ShopID, domain.ProductStream(cmd.ProductID), func() *domain.CatalogProduct { return &domain.CatalogProduct{} },
 		func(p *domain.CatalogProduct) (decision, error) {
 			ev, err := p.Update(cmd.ShopID, cmd.ProductID, cmd.Changes, h.now())
 			if err != nil {
 				return decision{}, err
 			}
+			recorded = ev
 			return decision{events: []domain.Event{ev}}, nil
 		}, meta)
 	res.ID = cmd.ProductID
-	return res, err
+	return res, recorded, err
 }
 
 // AdjustInventory sets the available quantities of up to 100 inventory

@@ -27,13 +27,13 @@ func TestCatalogCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	title := "Shirt 2"
-	if _, err := h.UpdateProduct(ctx, commands.UpdateProduct{ShopID: "shop_1", ProductID: rec.ID, Changes: domain.ProductChanges{Title: &title}}, meta); err != nil {
+	if _, _, err := h.UpdateProduct(ctx, commands.UpdateProduct{ShopID: "shop_1", ProductID: rec.ID, Changes: domain.ProductChanges{Title: &title}}, meta); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.UpdateProduct(ctx, commands.UpdateProduct{ShopID: "shop_2", ProductID: rec.ID, Changes: domain.ProductChanges{Title: &title}}, meta); domain.ErrorCode(err) != domain.CodeNotFound {
+	if _, _, err := h.UpdateProduct(ctx, commands.UpdateProduct{ShopID: "shop_2", ProductID: rec.ID, Changes: domain.ProductChanges{Title: &title}}, meta); domain.ErrorCode(err) != domain.CodeNotFound {
 		t.Fatalf("another shop: %v", err)
 	}
-	if _, err := h.UpdateProduct(ctx, commands.UpdateProduct{ShopID: "shop_1", ProductID: "cus_1", Changes: domain.ProductChanges{Title: &title}}, meta); domain.ErrorCode(err) != domain.CodeNotFound {
+	if _, _, err := h.UpdateProduct(ctx, commands.UpdateProduct{ShopID: "shop_1", ProductID: "cus_1", Changes: domain.ProductChanges{Title: &title}}, meta); domain.ErrorCode(err) != domain.CodeNotFound {
 		t.Fatalf("not a product id: %v", err)
 	}
 	if n := streamLen(t, log, domain.ProductStream(rec.ID)); n != 2 {

@@ -69,7 +69,37 @@ type ProductUpdated struct {
 	Vendor      *string   `json:"vendor,omitempty"`
 	ProductType *string   `json:"product_type,omitempty"`
 	Tags        *[]string `json:"tags,omitempty"`
-	UpdatedAt   time.Time `json:"updated_at"`
+	// Variants are the changes of variants' prices and SKUs, one per
+	// variant changed (absent in events recorded before they could change).
+	Variants  []VariantChange `json:"variants,omitempty"`
+	UpdatedAt time.Time       `json:"updated_at"`
+}
+
+// VariantChange is a change of one variant of a product: only the fields
+// set changed. CompareAtPriceCleared removes the compare-at price.
+type VariantChange struct {
+	VariantID             string  `json:"variant_id"`
+	Price                 *Amount `json:"price,omitempty"`
+	CompareAtPrice        *Amount `json:"compare_at_price,omitempty"`
+	CompareAtPriceCleared bool    `json:"compare_at_price_cleared,omitempty"`
+	SKU                   *string `json:"sku,omitempty"`
+}
+
+// Apply applies the change to v (a variant with v.VariantID).
+func (c VariantChange) Apply(v *Variant) {
+	if c.Price != nil {
+		v.Price = *c.Price
+	}
+	if c.CompareAtPrice != nil {
+		at := *c.CompareAtPrice
+		v.CompareAtPrice = &at
+	}
+	if c.CompareAtPriceCleared {
+		v.CompareAtPrice = nil
+	}
+	if c.SKU != nil {
+		v.SKU = *c.SKU
+	}
 }
 
 // EventType implements Event.
@@ -104,6 +134,9 @@ type CatalogProduct struct {
 	ShopID  string
 	Exists  bool
 	Deleted bool
+	// Variants are the ids of the product's variants, as last created,
+	// recorded from the platform or changed.
+	Variants map[string]bool
 }
 
 // Apply folds an event into the product.
@@ -111,12 +144,21 @@ func (p *CatalogProduct) Apply(e Event) {
 	switch ev := e.(type) {
 	case *ProductCreated:
 		p.ShopID, p.Exists = ev.ShopID, true
+		p.setVariants(ev.Variants)
 	case *ProductRecorded:
 		if !ev.Stale {
 			p.ShopID, p.Exists = ev.ShopID, true
+			p.setVariants(ev.Variants)
 		}
 	case *ProductDeleted:
 		p.Deleted = true
+	}
+}
+
+func (p *CatalogProduct) setVariants(vs []Variant) {
+	p.Variants = make(map[string]bool, len(vs))
+	for _, v := range vs {
+		p.Variants[v.VariantID] = true
 	}
 }
 
@@ -184,6 +226,18 @@ func NewProduct(shopID string, d ProductDraft, now time.Time) (*ProductCreated, 
 type ProductChanges struct {
 	Title, Status, Vendor, ProductType *string
 	Tags                               *[]string
+	// Variants change prices and SKUs of existing variants (nil: none).
+	Variants []VariantPatch
+}
+
+// VariantPatch is a merchant's change of one variant: nil fields stay as
+// they are; ClearCompareAtPrice removes the compare-at price.
+type VariantPatch struct {
+	ID                  string
+	Price               *Amount
+	CompareAtPrice      *Amount
+	ClearCompareAtPrice bool
+	SKU                 *string
 }
 
 // Update decides a change of the product. A product of another shop is not
@@ -196,9 +250,14 @@ func (p *CatalogProduct) Update(shopID, productID string, c ProductChanges, now 
 		return nil, Conflict("the product is deleted")
 	}
 	ev := &ProductUpdated{ProductID: productID, ShopID: shopID, UpdatedAt: now.UTC()}
-	if c.Title == nil && c.Status == nil && c.Vendor == nil && c.ProductType == nil && c.Tags == nil {
-		return nil, Invalid("data.attributes", "nothing to change: send title, status, tags, vendor or product_type")
+	if c.Title == nil && c.Status == nil && c.Vendor == nil && c.ProductType == nil && c.Tags == nil && len(c.Variants) == 0 {
+		return nil, Invalid("data.attributes", "nothing to change: send title, status, tags, vendor, product_type or variants")
 	}
+	changes, err := p.variantChanges(c.Variants)
+	if err != nil {
+		return nil, err
+	}
+	ev.Variants = changes
 	set := func(field string, in *string, required bool, out **string) error {
 		if in == nil {
 			return nil
@@ -234,6 +293,56 @@ func (p *CatalogProduct) Update(shopID, productID string, c ProductChanges, now 
 		ev.Tags = &tags
 	}
 	return ev, nil
+}
+
+// variantChanges checks a merchant's variant patches: each names a variant
+// of the product once and changes something; prices are not negative.
+func (p *CatalogProduct) variantChanges(patches []VariantPatch) ([]VariantChange, error) {
+	if len(patches) > MaxVariants {
+		return nil, Invalid("variants", "at most %d variants", MaxVariants)
+	}
+	seen := map[string]bool{}
+	var out []VariantChange
+	for i, v := range patches {
+		field := "variants[" + itoa(i) + "]."
+		if v.ID == "" {
+			return nil, Invalid(field+"id", "the variant id is required")
+		}
+		if !p.Variants[v.ID] {
+			return nil, Invalid(field+"id", "the product has no variant %s", clipText(v.ID))
+		}
+		if seen[v.ID] {
+			return nil, Invalid(field+"id", "variant %s is changed twice", clipText(v.ID))
+		}
+		seen[v.ID] = true
+		if v.Price == nil && v.CompareAtPrice == nil && !v.ClearCompareAtPrice && v.SKU == nil {
+			return nil, Invalid(field+"id", "nothing to change: send price, compare_at_price or sku")
+		}
+		ch := VariantChange{VariantID: v.ID, Price: v.Price, CompareAtPrice: v.CompareAtPrice, CompareAtPriceCleared: v.ClearCompareAtPrice}
+		if v.Price != nil && *v.Price < 0 {
+			return nil, Invalid(field+"price", "price must not be negative")
+		}
+		if v.CompareAtPrice != nil && *v.CompareAtPrice < 0 {
+			return nil, Invalid(field+"compare_at_price", "compare_at_price must not be negative")
+		}
+		if v.SKU != nil {
+			sku, err := catalogText(field+"sku", *v.SKU, false)
+			if err != nil {
+				return nil, err
+			}
+			ch.SKU = &sku
+		}
+		out = append(out, ch)
+	}
+	return out, nil
+}
+
+// clipText shortens an echoed value for a message.
+func clipText(s string) string {
+	if utf8.RuneCountInString(s) <= 40 {
+		return s
+	}
+	return string([]rune(s)[:40]) + "…"
 }
 
 // ItemError is a rule one item of a bulk request breaks.

@@ -136,3 +136,57 @@ func FuzzAdjustInventory(f *testing.F) {
 		}
 	})
 }
+
+// TestCatalogProductUpdateVariants: given a product with two variants (and
+// a platform snapshot replacing them), when variant patches, then one
+// ProductUpdated with a change per variant, or a validation error naming
+// the item's field.
+func TestCatalogProductUpdateVariants(t *testing.T) {
+	created, err := domain.NewProduct("shop_1", domain.ProductDraft{Title: "Mug",
+		Variants: []domain.VariantDraft{{SKU: "S", Price: 95000}, {SKU: "L", Price: 120000}}}, catalogNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := created.Variants[0].VariantID, created.Variants[1].VariantID
+	var p domain.CatalogProduct
+	p.Apply(created)
+	price, neg := domain.Amount(110000), domain.Amount(-1)
+	sku := " S2 "
+	ev, err := p.Update("shop_1", created.ProductID, domain.ProductChanges{Variants: []domain.VariantPatch{
+		{ID: a, Price: &price, SKU: &sku}, {ID: b, ClearCompareAtPrice: true}}}, catalogNow)
+	if err != nil || len(ev.Variants) != 2 || *ev.Variants[0].Price != price || *ev.Variants[0].SKU != "S2" ||
+		!ev.Variants[1].CompareAtPriceCleared || ev.Title != nil {
+		t.Fatalf("update: %+v, %v", ev, err)
+	}
+	v := created.Variants[0]
+	ev.Variants[0].Apply(&v)
+	if v.Price != price || v.SKU != "S2" {
+		t.Fatalf("applied: %+v", v)
+	}
+	for _, c := range []struct {
+		patches []domain.VariantPatch
+		field   string
+	}{
+		{[]domain.VariantPatch{{ID: "var_other", Price: &price}}, "variants[0].id"},
+		{[]domain.VariantPatch{{ID: a, Price: &price}, {ID: "", Price: &price}}, "variants[1].id"},
+		{[]domain.VariantPatch{{ID: a, Price: &price}, {ID: a, Price: &price}}, "variants[1].id"},
+		{[]domain.VariantPatch{{ID: a}}, "variants[0].id"},
+		{[]domain.VariantPatch{{ID: a, Price: &neg}}, "variants[0].price"},
+		{[]domain.VariantPatch{{ID: b, CompareAtPrice: &neg}}, "variants[0].compare_at_price"},
+	} {
+		_, err := p.Update("shop_1", created.ProductID, domain.ProductChanges{Variants: c.patches}, catalogNow)
+		var de *domain.Error
+		if !errors.As(err, &de) || de.Field != c.field {
+			t.Errorf("%+v: %v, want a validation error on %s", c.patches, err, c.field)
+		}
+	}
+	// A platform snapshot replaces the variants: the old ids are gone.
+	p.Apply(&domain.ProductRecorded{ProductID: created.ProductID, ShopID: "shop_1",
+		ProductSnapshot: domain.ProductSnapshot{Variants: []domain.Variant{{VariantID: "4401"}}}})
+	if _, err := p.Update("shop_1", created.ProductID, domain.ProductChanges{Variants: []domain.VariantPatch{{ID: a, Price: &price}}}, catalogNow); err == nil {
+		t.Fatal("a variant the snapshot dropped was accepted")
+	}
+	if _, err := p.Update("shop_1", created.ProductID, domain.ProductChanges{Variants: []domain.VariantPatch{{ID: "4401", Price: &price}}}, catalogNow); err != nil {
+		t.Fatal(err)
+	}
+}

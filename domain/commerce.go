@@ -229,11 +229,13 @@ func (o *Order) RecordRefund(shopID, orderID string, r RefundRecorded) *RefundRe
 
 // Variant is one variant of a product.
 type Variant struct {
-	VariantID         string `json:"variant_id"`
-	SKU               string `json:"sku,omitempty"`
-	Price             Amount `json:"price"`
-	InventoryItemID   string `json:"inventory_item_id,omitempty"`
-	InventoryQuantity int    `json:"inventory_quantity"`
+	VariantID string `json:"variant_id"`
+	SKU       string `json:"sku,omitempty"`
+	Price     Amount `json:"price"`
+	// CompareAtPrice is the "was" price shown beside Price (nil: none).
+	CompareAtPrice    *Amount `json:"compare_at_price,omitempty"`
+	InventoryItemID   string  `json:"inventory_item_id,omitempty"`
+	InventoryQuantity int     `json:"inventory_quantity"`
 }
 
 // ProductSnapshot is a product as the platform sent it.

@@ -47,7 +47,7 @@ func DecodeData(w http.ResponseWriter, r *http.Request, maxBytes int64, dst any)
 		return invalidJSON("the request body could not be read")
 	}
 	if len(bytes.TrimSpace(raw)) == 0 {
-		return ValidationFailed("data", "the request body must be {\"data\":{\"attributes\":{…}}}")
+		return ValidationFailed("data", bodyShape)
 	}
 	if !isJSONMediaType(r.Header.Get("Content-Type")) {
 		return UnsupportedMediaType()
@@ -60,12 +60,20 @@ func DecodeData(w http.ResponseWriter, r *http.Request, maxBytes int64, dst any)
 	if err := json.Unmarshal(raw, &top); err != nil {
 		return ValidationFailed("data", "the request body must be a JSON object with a data member")
 	}
+	if _, ok := top["data"]; !ok {
+		// A flat body ({"name":…}) gets the shape the empty body gets.
+		return ValidationFailed("data", bodyShape)
+	}
 	if k := firstKeyNotIn(top, "data"); k != "" {
 		return ValidationFailed(clip(k), "unknown member")
 	}
 	data, err := object(top["data"], "data")
 	if err != nil {
 		return err
+	}
+	if _, ok := data["attributes"]; !ok && firstKeyNotIn(data, "type", "id") != "" {
+		// {"data":{"name":…}}: the attributes one level too high.
+		return ValidationFailed("data.attributes", "is required: "+bodyShape)
 	}
 	if k := firstKeyNotIn(data, "attributes", "type", "id"); k != "" {
 		return ValidationFailed(clip("data."+k), "unknown member")
@@ -96,6 +104,9 @@ func DecodeData(w http.ResponseWriter, r *http.Request, maxBytes int64, dst any)
 	}
 	return nil
 }
+
+// bodyShape is the message of a body that is not {"data":{"attributes":…}}.
+const bodyShape = `the request body must be {"data":{"attributes":{…}}}, with the attributes inside data.attributes`
 
 func attributeError(err error) error {
 	var typeErr *json.UnmarshalTypeError

@@ -15,6 +15,20 @@ type stateKey struct{}
 type requestState struct {
 	id    string
 	route string // mux path template; "" until a route matched
+	// code is the error.code of an error answer, for the access log.
+	code string
+	// fields are key/value pairs handlers add to the access log line.
+	fields []string
+}
+
+// AddLogFields adds key/value pairs (kv: key, value, key, value…) to the
+// request's access-log line, e.g. a webhook's topic and delivery id. Only
+// identifiers belong there: never secrets, signatures, bodies or personal
+// data. Outside a request it does nothing.
+func AddLogFields(ctx context.Context, kv ...string) {
+	if st := stateFrom(ctx); st != nil {
+		st.fields = append(st.fields, kv...)
+	}
 }
 
 func withState(ctx context.Context, st *requestState) context.Context {

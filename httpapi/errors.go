@@ -212,6 +212,24 @@ func InvalidSignature() *Error {
 		Message: "the signature does not match"}
 }
 
+// InvalidSignatureHint is InvalidSignature with a hint on the form of the
+// request (header names, the signature's encoding) in the message and
+// details.hint. The hint must come from the request alone, never from a
+// secret or from whether the source exists.
+func InvalidSignatureHint(hint string) *Error {
+	e := InvalidSignature()
+	e.Message += ": " + hint
+	e.Details = map[string]any{"hint": hint}
+	return e
+}
+
+// BearerSchemeMissing: an Authorization header that is not
+// "Bearer <token>" (401 invalid_token), e.g. the token alone.
+func BearerSchemeMissing() *Error {
+	return &Error{Status: http.StatusUnauthorized, Code: CodeInvalidToken,
+		Message: `the Authorization header must be "Bearer <token>": the Bearer scheme is missing (or the token after it)`}
+}
+
 func internalError() *Error {
 	return &Error{Status: http.StatusInternalServerError, Code: CodeInternal,
 		Message: "an internal error occurred; quote the request id when reporting it"}

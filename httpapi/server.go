@@ -165,7 +165,7 @@ func (s *Server) Run(ctx context.Context) error {
 		errs = append(errs, fmt.Errorf("serve: %w", err))
 		_ = srv.Close()
 	case <-ctx.Done():
-		s.cfg.Logger.Info().Dur("grace", s.cfg.ShutdownGrace).Msg("http server draining")
+		s.cfg.Logger.Info().Float64("grace_ms", Milliseconds(s.cfg.ShutdownGrace)).Msg("http server draining")
 		drainCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ShutdownGrace)
 		err := srv.Shutdown(drainCtx)
 		cancel()

@@ -42,8 +42,10 @@ type StackConfig struct {
 //  3. panic recovery (handlers.RecoveryHandler): the panic is logged without
 //     the request body and the client gets the 500 error envelope.
 //
-// The access log holds method, route template, status, bytes, duration and
-// request_id: never the raw path, the query string, headers, bodies or the
+// The access log holds method, route template, status, bytes, duration_ms,
+// request_id, error_code of an error answer and the fields handlers added
+// with AddLogFields (a webhook's topic and delivery_id), at info level
+// (/healthz and /readyz at debug while they answer below 500): never the raw path, the query string, headers, bodies or the
 // client address, which can carry tokens and personal data.
 type Stack struct {
 	cfg     StackConfig
@@ -134,12 +136,22 @@ func (s *Stack) record(log *zerolog.Logger, st *requestState, method string, rec
 	if status == 0 {
 		status = http.StatusOK // nothing written: net/http sends 200
 	}
-	ev := log.Info().
+	level := zerolog.InfoLevel
+	if (route == "/healthz" || route == "/readyz") && status < 500 {
+		level = zerolog.DebugLevel // probes every few seconds drown the log
+	}
+	ev := log.WithLevel(level).
 		Str("method", method).
 		Str("route", route).
 		Int("status", status).
 		Int64("bytes", rec.bytes).
-		Dur("duration", d)
+		Float64("duration_ms", Milliseconds(d))
+	if st.code != "" {
+		ev = ev.Str("error_code", st.code)
+	}
+	for i := 0; i+1 < len(st.fields); i += 2 {
+		ev = ev.Str(st.fields[i], st.fields[i+1])
+	}
 	if aborted {
 		ev = ev.Bool("aborted", true)
 	}
@@ -148,6 +160,9 @@ func (s *Stack) record(log *zerolog.Logger, st *requestState, method string, rec
 		s.metrics.observe(route, method, status, d)
 	}
 }
+
+// Milliseconds is d in milliseconds, for log fields named …_ms.
+func Milliseconds(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // responseRecord captures the status and the bytes written.
 type responseRecord struct {

@@ -67,7 +67,7 @@ func TestAccessLogHasTemplateNotSecrets(t *testing.T) {
 			t.Errorf("access log %s = %v, want %v (line %v)", k, line[k], v, line)
 		}
 	}
-	if _, ok := line["duration"]; !ok {
+	if _, ok := line["duration_ms"]; !ok {
 		t.Errorf("access log lacks duration: %v", line)
 	}
 	logs := e.logs.text()

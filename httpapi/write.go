@@ -113,6 +113,9 @@ type errorObject struct {
 }
 
 func writeErrorEnvelope(w http.ResponseWriter, r *http.Request, e *Error) {
+	if st := stateFrom(r.Context()); st != nil {
+		st.code = e.Code
+	}
 	id := RequestID(r.Context())
 	if id == "" {
 		// Outside the Stack (a bare handler in a test): still honour the

@@ -107,11 +107,12 @@ func (c *Commerce) handleEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	sig := r.Header.Get(HeaderHMAC)
 	if sig == "" {
-		httpapi.WriteError(w, r, httpapi.SignatureRequired(HeaderHMAC))
+		httpapi.WriteError(w, r, signatureRequired(r.Header))
 		return
 	}
 	deliveryID := r.Header.Get(HeaderWebhookID)
 	topic := r.Header.Get(HeaderTopic)
+	httpapi.AddLogFields(r.Context(), "topic", clipLog(topic), "delivery_id", clipLog(deliveryID))
 	if deliveryID == "" || len(deliveryID) > 200 {
 		httpapi.WriteError(w, r, httpapi.InvalidParameter(HeaderWebhookID, "header "+HeaderWebhookID+" is required (at most 200 characters)"))
 		return
@@ -128,7 +129,7 @@ func (c *Commerce) handleEvents(w http.ResponseWriter, r *http.Request) {
 	// An unknown shop and a wrong signature get the same answer, so the
 	// endpoint does not reveal which shops exist.
 	if shop == nil || !VerifyCommerce([]byte(shop.WebhookSecret), body, sig) {
-		httpapi.WriteError(w, r, httpapi.InvalidSignature())
+		httpapi.WriteError(w, r, invalidSignature(r.Header, sig))
 		return
 	}
 	if onScopesRoute := r.URL.Path == scopesUpdatePath; onScopesRoute != (topic == shopify.TopicAppScopesUpdate) {

@@ -245,7 +245,7 @@ func (s *Scheduler) RunDue(ctx context.Context, now time.Time) (Pass, error) {
 			ev = s.Logger.Error().Err(err)
 		}
 		ev.Str("shop_id", shop).Str("run_id", r.RunID).Str("status", r.Status).Int("recommendations", r.Recommendations).
-			Dur("duration", r.Duration).Msg("scheduled decision run")
+			Float64("duration_ms", float64(r.Duration)/float64(time.Millisecond)).Msg("scheduled decision run")
 	}
 	return pass, nil
 }

@@ -252,7 +252,7 @@ func TestSchedulerDue(t *testing.T) {
 			t.Errorf("run of %s: %+v", r.Shop, st)
 		}
 	}
-	for _, want := range []string{`"shop_id":"` + a + `"`, `"run_id":"` + domain.ScheduledRunID(a, "2026-11-20") + `"`, `"recommendations":0`, `"duration":`} {
+	for _, want := range []string{`"shop_id":"` + a + `"`, `"run_id":"` + domain.ScheduledRunID(a, "2026-11-20") + `"`, `"recommendations":0`, `"duration_ms":`} {
 		if !strings.Contains(e.logged(), want) {
 			t.Errorf("log lacks %s: %s", want, e.logged())
 		}

@@ -138,7 +138,7 @@ func (c Config) Validate() error {
 // DefaultBatch is the default Config.Batch: large enough to make catching
 // up ten times faster than one event per transaction, small enough that a
 // batch's transaction does not hold up live acknowledgements on a busy
-// machine (see README, Performance).
+// machine (see docs/performance.md).
 const DefaultBatch = 16
 
 // Runtime runs projectors: one watermill handler per projector, each with

@@ -154,8 +154,8 @@ func AttributionResource(rec *attribution.Record) httpapi.Resource {
 	return httpapi.Resource{ID: rec.OrderID, Type: "attribution", Attributes: attrs,
 		Relationships: map[string]httpapi.Relationship{
 			"order": httpapi.RelatedLink("/api/v1/orders/" + rec.OrderID),
-			"touchpoints": httpapi.RelatedLink("/api/v1/attribution?filter[date_from]=" + day + "&filter[date_to]=" + day +
-				"&include=touchpoints"),
+			"touchpoints": httpapi.RelatedLink("/api/v1/attribution?" + url.Values{"filter[date_from]": {day}, "filter[date_to]": {day},
+				"include": {"touchpoints"}}.Encode()),
 		}}
 }
 

@@ -120,11 +120,12 @@ type ProductAttributes struct {
 
 // VariantSummary is a variant in a product's attributes.
 type VariantSummary struct {
-	ID                string  `json:"id"`
-	SKU               *string `json:"sku"`
-	Price             float64 `json:"price"`
-	InventoryItemID   *string `json:"inventory_item_id"`
-	InventoryQuantity int     `json:"inventory_quantity"`
+	ID                string   `json:"id"`
+	SKU               *string  `json:"sku"`
+	Price             float64  `json:"price"`
+	CompareAtPrice    *float64 `json:"compare_at_price"`
+	InventoryItemID   *string  `json:"inventory_item_id"`
+	InventoryQuantity int      `json:"inventory_quantity"`
 }
 
 // ProductResource renders a product in the single-resource shape.
@@ -137,6 +138,10 @@ func ProductResource(p *commerce.Product) httpapi.Resource {
 	for i, v := range p.Variants {
 		a.Variants[i] = VariantSummary{ID: v.VariantID, SKU: optional(v.SKU), Price: v.Price.Float(),
 			InventoryItemID: optional(v.InventoryItemID), InventoryQuantity: v.InventoryQuantity}
+		if v.CompareAtPrice != nil {
+			at := v.CompareAtPrice.Float()
+			a.Variants[i].CompareAtPrice = &at
+		}
 	}
 	return httpapi.Resource{
 		ID: p.ID, Type: "product", Attributes: a,

@@ -100,11 +100,83 @@ func (c *Catalog) handleProductCreate(w http.ResponseWriter, r *http.Request) {
 }
 
 type productPatchBody struct {
-	Title       *string   `json:"title"`
-	Status      *string   `json:"status"`
-	Vendor      *string   `json:"vendor"`
-	ProductType *string   `json:"product_type"`
-	Tags        *[]string `json:"tags"`
+	Title       *string            `json:"title"`
+	Status      *string            `json:"status"`
+	Vendor      *string            `json:"vendor"`
+	ProductType *string            `json:"product_type"`
+	Tags        *[]string          `json:"tags"`
+	Variants    []variantPatchBody `json:"variants"`
+}
+
+// variantPatchBody changes one variant: its price, compare-at price (null
+// removes it) and SKU. Amounts are decimal numbers or strings ("19.90").
+type variantPatchBody struct {
+	ID             string        `json:"id"`
+	Price          optionalMoney `json:"price"`
+	CompareAtPrice optionalMoney `json:"compare_at_price"`
+	SKU            *string       `json:"sku"`
+}
+
+// optionalMoney is an amount member that may be absent, null, a number or
+// a string; it is checked by parseMoney, so any malformed value gets a
+// 422 naming its field.
+type optionalMoney struct {
+	set bool
+	raw json.RawMessage
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (o *optionalMoney) UnmarshalJSON(b []byte) error {
+	o.set, o.raw = true, append(json.RawMessage(nil), b...)
+	return nil
+}
+
+func (o optionalMoney) null() bool { return o.set && string(o.raw) == "null" }
+
+// changes turns the body into the command's changes, with a 422 naming
+// the field of a malformed amount.
+func (b productPatchBody) changes() (domain.ProductChanges, error) {
+	c := domain.ProductChanges{Title: b.Title, Status: b.Status, Vendor: b.Vendor, ProductType: b.ProductType, Tags: b.Tags}
+	for i, v := range b.Variants {
+		field := "variants[" + strconv.Itoa(i) + "]."
+		vp := domain.VariantPatch{ID: v.ID, SKU: v.SKU, ClearCompareAtPrice: v.CompareAtPrice.null()}
+		if v.Price.set {
+			a, err := parseMoney(field+"price", v.Price.raw)
+			if err != nil {
+				return c, err
+			}
+			vp.Price = &a
+		}
+		if v.CompareAtPrice.set && !v.CompareAtPrice.null() {
+			a, err := parseMoney(field+"compare_at_price", v.CompareAtPrice.raw)
+			if err != nil {
+				return c, err
+			}
+			vp.CompareAtPrice = &a
+		}
+		c.Variants = append(c.Variants, vp)
+	}
+	return c, nil
+}
+
+// parseMoney parses an amount of money, a JSON number or string: a
+// decimal with at most two decimal places, not negative.
+func parseMoney(field string, raw json.RawMessage) (domain.Amount, error) {
+	bad := httpapi.ValidationFailed(field, "must be an amount of money such as 19.90 (at most two decimals, not negative)")
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		var n json.Number
+		if json.Unmarshal(raw, &n) != nil {
+			return 0, bad
+		}
+		s = string(n)
+	}
+	_, frac, _ := strings.Cut(s, ".")
+	a, err := domain.ParseAmount(s)
+	if err != nil || len(frac) > 2 || strings.ContainsAny(s, "eE+-") {
+		return 0, bad
+	}
+	return a, nil
 }
 
 // handleProductPatch changes a product. It answers with the product as the
@@ -119,22 +191,25 @@ func (c *Catalog) handleProductPatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := mux.Vars(r)["id"]
-	res, err := c.cmds.UpdateProduct(r.Context(), commands.UpdateProduct{ShopID: p.ShopID, ProductID: id, Changes: domain.ProductChanges{
-		Title: body.Title, Status: body.Status, Vendor: body.Vendor, ProductType: body.ProductType, Tags: body.Tags,
-	}}, meta(r, p))
+	changes, err := body.changes()
+	if err != nil {
+		httpapi.WriteError(w, r, err)
+		return
+	}
+	res, ev, err := c.cmds.UpdateProduct(r.Context(), commands.UpdateProduct{ShopID: p.ShopID, ProductID: id, Changes: changes}, meta(r, p))
 	if err != nil {
 		httpapi.WriteError(w, r, err)
 		return
 	}
 	readapi.ServeWritten(w, r, c.wait, commerce.Name, res.Position, http.StatusOK,
 		func(ctx context.Context) (*commerce.Product, error) { return c.q.Product(ctx, p.ShopID, id) },
-		func(prod *commerce.Product) { applyChanges(prod, body) },
+		func(prod *commerce.Product) { applyChanges(prod, body, ev) },
 		readapi.ProductResource)
 }
 
 // applyChanges shows a validated change on a read-model row that has not
 // caught up with it yet.
-func applyChanges(p *commerce.Product, b productPatchBody) {
+func applyChanges(p *commerce.Product, b productPatchBody, ev *domain.ProductUpdated) {
 	for dst, src := range map[*string]*string{&p.Title: b.Title, &p.Status: b.Status, &p.Vendor: b.Vendor, &p.ProductType: b.ProductType} {
 		if src != nil {
 			*dst = strings.TrimSpace(*src)
@@ -142,5 +217,8 @@ func applyChanges(p *commerce.Product, b productPatchBody) {
 	}
 	if b.Tags != nil {
 		p.Tags, _ = domain.NormalizeTags(*b.Tags) // validated by the command already
+	}
+	if ev != nil {
+		commerce.ApplyVariantChanges(p.Variants, ev.Variants)
 	}
 }

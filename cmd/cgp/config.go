@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -31,6 +32,9 @@ type Config struct {
 	Addr string
 	// LogLevel is a zerolog level name.
 	LogLevel string
+	// LogFormat is auto (console on a terminal, JSON otherwise), json or
+	// console.
+	LogFormat string
 	// MasterKey wraps the data keys (32 bytes, base64 or hex). Empty means
 	// a key file master.key created in DataDir with mode 0600.
 	MasterKey string
@@ -118,6 +122,7 @@ type Config struct {
 func (c *Config) bindCommon(fs *pflag.FlagSet) {
 	fs.StringVar(&c.DataDir, "data-dir", "./data", "data directory of the embedded stores (env CGP_DATA_DIR)")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "log level: debug, info, warn, error (env CGP_LOG_LEVEL)")
+	fs.StringVar(&c.LogFormat, "log-format", "auto", "log format: auto (human-readable on a terminal, JSON otherwise), json or console (env CGP_LOG_FORMAT)")
 	fs.StringVar(&c.MasterKey, "master-key", "", "master key wrapping the data keys, 32 bytes base64 or hex; default: DATA_DIR/master.key (env CGP_MASTER_KEY)")
 	fs.StringVar(&c.EventLog, "event-log", "sqlite", "event-log adapter: sqlite or esdb (env CGP_EVENT_LOG)")
 	fs.StringVar(&c.ESDBURL, "esdb-url", "", "EventStoreDB connection string, with --event-log esdb (env CGP_ESDB_URL)")
@@ -176,6 +181,9 @@ func (c *Config) Validate() error {
 	}
 	if _, err := zerolog.ParseLevel(c.LogLevel); err != nil || c.LogLevel == "" {
 		errs = append(errs, fmt.Errorf("log-level %q is not a level", c.LogLevel))
+	}
+	if !slices.Contains([]string{"", "auto", "json", "console"}, c.LogFormat) {
+		errs = append(errs, fmt.Errorf("log-format %q is not auto, json or console", c.LogFormat))
 	}
 	switch c.EventLog {
 	case "sqlite":

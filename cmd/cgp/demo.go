@@ -10,11 +10,22 @@ import (
 )
 
 // createDemo creates a demo account, shop and token on an empty log and
-// prints the token and a curl command once. On a log with events it does
-// nothing: the token was shown the first time and is not kept.
+// prints the token and a curl command once. On a log with events it
+// creates nothing (the token was shown the first time and is not kept) and
+// prints how to find the shop and make a new token instead.
 func createDemo(ctx context.Context, app *App, addr string, out io.Writer) error {
 	head, err := app.Log.HeadPosition(ctx)
-	if err != nil || head > 0 {
+	if err != nil {
+		return err
+	}
+	if head > 0 {
+		dir := app.Config.DataDir
+		_, err = fmt.Fprintf(out, `Data directory %s already holds data; its demo token was shown once, when it was created.
+To make a new token:
+  bin/cgp shops list --data-dir %s
+  bin/cgp tokens create --data-dir %s --scopes '*' --shop SHOP_ID
+
+`, dir, dir, dir)
 		return err
 	}
 	meta := commands.Meta{Actor: "system:demo", Source: "system"}
@@ -39,9 +50,12 @@ func createDemo(ctx context.Context, app *App, addr string, out io.Writer) error
   webhook secret: %s
   admin token:    %s
 
+For the README's quick start, in another shell:
+  export TOKEN=%s SECRET=%s
+
 Try:
   curl -s -H 'Authorization: Bearer %s' -H 'X-Wait-For-Position: %d' http://%s/api/v1/customers
 
-`, acc.ID, shop.ID, secret, tok.Token, tok.Token, tok.Position, addr)
+`, acc.ID, shop.ID, secret, tok.Token, tok.Token, secret, tok.Token, tok.Position, addr)
 	return err
 }

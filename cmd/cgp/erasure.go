@@ -9,6 +9,7 @@ import (
 	"github.com/cgp-platform/cgp/commands"
 	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/eventlog"
+	"github.com/cgp-platform/cgp/httpapi"
 	"github.com/cgp-platform/cgp/idempotency"
 	"github.com/cgp-platform/cgp/projections"
 	"github.com/cgp-platform/cgp/projections/erasure"
@@ -109,7 +110,7 @@ func (a *App) followUpErasures(ctx context.Context, q *erasure.Queries) error {
 			return err
 		}
 		a.Logger.Info().Str("shop_id", f.ShopID).Str("customer_id", f.CustomerID).
-			Dur("since_request", time.Since(time.UnixMicro(f.RequestedAt))).Msg("customer erasure complete")
+			Float64("since_request_ms", httpapi.Milliseconds(time.Since(time.UnixMicro(f.RequestedAt)))).Msg("customer erasure complete")
 	}
 	return nil
 }

@@ -89,16 +89,18 @@ func headPosition(t *testing.T, dir string) uint64 {
 
 func TestDevGenerateBadFlagsExit2(t *testing.T) {
 	dir := t.TempDir()
+	// A shop that exists: an unknown one is exit 1 before any flag check.
+	shop := newTenant(t, dir, "generate-flags.example.com", "agency", "*").shopID
 	for _, args := range [][]string{
 		{"dev", "generate", "--customers", "10"},
-		{"dev", "generate", "--shop", "shop_x", "--customers", "-1"},
-		{"dev", "generate", "--shop", "shop_x", "--customers", "0", "--orders", "5"},
-		{"dev", "generate", "--shop", "shop_x", "--orders", "-3"},
-		{"dev", "generate", "--shop", "shop_x", "--workers", "0"},
-		{"dev", "generate", "--shop", "shop_x", "--touchpoints-per-order", "-1"},
-		{"dev", "generate", "--shop", "shop_x", "--touchpoints-per-order", "101"},
-		{"dev", "generate", "--shop", "shop_x", "--customers", "many"},
-		{"dev", "generate", "--shop", "shop_x", "extra"},
+		{"dev", "generate", "--shop", shop, "--customers", "-1"},
+		{"dev", "generate", "--shop", shop, "--customers", "0", "--orders", "5"},
+		{"dev", "generate", "--shop", shop, "--orders", "-3"},
+		{"dev", "generate", "--shop", shop, "--workers", "0"},
+		{"dev", "generate", "--shop", shop, "--touchpoints-per-order", "-1"},
+		{"dev", "generate", "--shop", shop, "--touchpoints-per-order", "101"},
+		{"dev", "generate", "--shop", shop, "--customers", "many"},
+		{"dev", "generate", "--shop", shop, "extra"},
 		{"dev"},
 	} {
 		if code, out, _ := runCLI(append(args, "--data-dir", dir)...); code != exitUsage || out != "" {

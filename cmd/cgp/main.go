@@ -13,7 +13,7 @@ import (
 // defaultGCPercent is the garbage collector's target unless GOGC is set:
 // the service's live heap is small (tens of MB) and allocation-heavy per
 // request, so trading some memory for half the collections pays (see
-// README, Performance).
+// docs/performance.md).
 const defaultGCPercent = 200
 
 func main() {

@@ -102,8 +102,10 @@ func (rc *Receiver) handleDelivery(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteError(w, r, err)
 		return
 	}
+	topic := c.kind(r.Header, body)
+	httpapi.AddLogFields(r.Context(), "topic", topic, "delivery_id", deliveryID)
 	d := ingest.Delivery{
-		Source: "marketplace:" + c.Name, ShopID: conn.ShopID, Topic: c.kind(r.Header, body),
+		Source: "marketplace:" + c.Name, ShopID: conn.ShopID, Topic: topic,
 		EventID:     eventlog.DeterministicID("marketplace", c.Name, conn.ShopID, deliveryID),
 		Body:        body,
 		TriggeredAt: s.at,

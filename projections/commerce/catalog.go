@@ -3,6 +3,8 @@ package commerce
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -68,15 +70,60 @@ func applyProductCreated(ctx context.Context, tx *sql.Tx, ev *domain.ProductCrea
 }
 
 func applyProductUpdated(ctx context.Context, tx *sql.Tx, ev *domain.ProductUpdated, pos int64) error {
-	var tags any
+	var tags, variants any
 	if ev.Tags != nil {
 		tags = readmodel.JSONText(*ev.Tags, "[]")
 	}
+	if len(ev.Variants) > 0 {
+		var raw string
+		err := tx.QueryRowContext(ctx, `SELECT variants FROM products WHERE product_id = ? AND shop_id = ? AND version < ? AND deleted_at = 0`,
+			ev.ProductID, ev.ShopID, pos).Scan(&raw)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil // replayed, or the product is deleted
+		}
+		if err != nil {
+			return err
+		}
+		var vs []domain.Variant
+		if err := json.Unmarshal([]byte(raw), &vs); err != nil {
+			return fmt.Errorf("variants of %s: %w", ev.ProductID, err)
+		}
+		ApplyVariantChanges(vs, ev.Variants)
+		variants = readmodel.JSONText(vs, "[]")
+		for _, ch := range ev.Variants {
+			if _, err := tx.ExecContext(ctx, `UPDATE product_variants SET price = COALESCE(?, price), sku = COALESCE(?, sku)
+				WHERE shop_id = ? AND variant_id = ? AND product_id = ?`,
+				amountArg(ch.Price), ch.SKU, ev.ShopID, ch.VariantID, ev.ProductID); err != nil {
+				return err
+			}
+		}
+	}
 	_, err := tx.ExecContext(ctx, `UPDATE products SET title = COALESCE(?, title), status = COALESCE(?, status),
-	vendor = COALESCE(?, vendor), product_type = COALESCE(?, product_type), tags = COALESCE(?, tags), updated_at = ?, version = ?
+	vendor = COALESCE(?, vendor), product_type = COALESCE(?, product_type), tags = COALESCE(?, tags),
+	variants = COALESCE(?, variants), updated_at = ?, version = ?
 	WHERE product_id = ? AND shop_id = ? AND version < ? AND deleted_at = 0`,
-		ev.Title, ev.Status, ev.Vendor, ev.ProductType, tags, readmodel.Micros(ev.UpdatedAt), pos, ev.ProductID, ev.ShopID, pos)
+		ev.Title, ev.Status, ev.Vendor, ev.ProductType, tags, variants, readmodel.Micros(ev.UpdatedAt), pos, ev.ProductID, ev.ShopID, pos)
 	return err
+}
+
+// ApplyVariantChanges applies the changes of a ProductUpdated to the
+// variants they name (the read model's fold, and a write's answer before
+// the read model caught up).
+func ApplyVariantChanges(vs []domain.Variant, changes []domain.VariantChange) {
+	for _, ch := range changes {
+		for i := range vs {
+			if vs[i].VariantID == ch.VariantID {
+				ch.Apply(&vs[i])
+			}
+		}
+	}
+}
+
+func amountArg(a *domain.Amount) any {
+	if a == nil {
+		return nil
+	}
+	return int64(*a)
 }
 
 // upsertInventoryLevel sets a level unless a later event already did.

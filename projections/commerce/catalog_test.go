@@ -42,11 +42,11 @@ func TestCatalogFoldsAndLists(t *testing.T) {
 		t.Fatal(err)
 	}
 	archived := "archived"
-	res, err := core.Commands.UpdateProduct(ctx, commands.UpdateProduct{ShopID: "shop_a", ProductID: ids[0], Changes: domain.ProductChanges{Status: &archived}}, catalogMeta)
+	res, _, err := core.Commands.UpdateProduct(ctx, commands.UpdateProduct{ShopID: "shop_a", ProductID: ids[0], Changes: domain.ProductChanges{Status: &archived}}, catalogMeta)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := core.Commands.UpdateProduct(ctx, commands.UpdateProduct{ShopID: "shop_b", ProductID: ids[0], Changes: domain.ProductChanges{Status: &archived}}, catalogMeta); domain.ErrorCode(err) != domain.CodeNotFound {
+	if _, _, err := core.Commands.UpdateProduct(ctx, commands.UpdateProduct{ShopID: "shop_b", ProductID: ids[0], Changes: domain.ProductChanges{Status: &archived}}, catalogMeta); domain.ErrorCode(err) != domain.CodeNotFound {
 		t.Fatalf("another shop's product: %v", err)
 	}
 	live.WaitFor(t, res.Position)
