@@ -3,6 +3,7 @@ module github.com/cgp-platform/cgp
 go 1.26.8
 
 require (
+	code.dny.dev/ssrf v0.3.0
 	github.com/ClickHouse/clickhouse-go/v2 v2.40.3
 	github.com/EventStore/EventStore-Client-Go/v4 v4.2.0
 	github.com/ThreeDotsLabs/watermill v1.5.1

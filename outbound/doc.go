@@ -9,5 +9,9 @@
 // Failures carry a Reason made of the status code or a fixed word, never
 // the body, the URL or the secret, so it can be recorded and logged.
 //
-// It imports the standard library only.
+// NewClient is the guard every connection to an address a shop or
+// merchant chose goes through (code.dny.dev/ssrf checks the address
+// actually dialled); CheckURL checks such a URL when it is set.
+//
+// It imports the standard library and code.dny.dev/ssrf.
 package outbound

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"net/mail"
 	"net/netip"
 	"os"
@@ -87,12 +86,16 @@ type Config struct {
 	// SMTPUsername and SMTPPassword authenticate to the relay (AUTH PLAIN,
 	// over STARTTLS). The password is a secret: never logged.
 	SMTPUsername, SMTPPassword string
-	// exportClient, when set, posts data exports (tests inject their TLS
-	// server's client); exportSMTPTLS is the STARTTLS configuration;
+	// OutboundAllowPrivate lifts the outbound guard: connections to
+	// addresses shops chose may go to loopback, private and other
+	// special-purpose addresses, and over plain http (self-hosting, tests).
+	OutboundAllowPrivate bool
+	// outboundTLS, when set, is the TLS configuration of outbound
+	// connections (tests trust their TLS server with it); exportSMTPTLS is the STARTTLS configuration;
 	// exportRetry is the first retry delay (domain.ExportRetryBase when
 	// zero) and exportPoll how often due retries are looked for
 	// (defaultExportPoll when zero).
-	exportClient  *http.Client
+	outboundTLS   *tls.Config
 	exportSMTPTLS *tls.Config
 	exportRetry   time.Duration
 	exportPoll    time.Duration
@@ -114,6 +117,7 @@ func (c *Config) bindCommon(fs *pflag.FlagSet) {
 	fs.StringVar(&c.Vault, "vault", "sqlite", "key-vault adapter: sqlite or postgres (env CGP_VAULT)")
 	fs.StringVar(&c.PostgresURL, "postgres-url", "", "PostgreSQL DSN, with --vault postgres (env CGP_POSTGRES_URL)")
 	fs.StringVar(&c.RedisURL, "redis-url", "", "Redis URL for rate limits, brute-force counters and idempotency records; default: in-process and the data directory (env CGP_REDIS_URL)")
+	fs.BoolVar(&c.OutboundAllowPrivate, "outbound-allow-private", false, "let outbound connections to addresses shops chose (data-request URL, webhooks) reach loopback, private and other special-purpose addresses, and use plain http; for self-hosting and tests (env CGP_OUTBOUND_ALLOW_PRIVATE)")
 }
 
 // bindServe registers the flags of cgp serve.

@@ -95,7 +95,7 @@ func newExporter(a *App) *exporter {
 		log: a.Log, codec: a.Codec, runtime: a.Runtime, requests: gdprrequests.NewQueries(a.Store.DB()),
 		source: &dataexport.Source{Log: a.Log, Codec: a.Codec, DB: a.Store.DB()},
 		delivery: &dataexport.Delivery{
-			Sender: &outbound.Sender{Client: cfg.exportClient, UserAgent: "cgp-data-export/1"},
+			Sender: &outbound.Sender{AllowPrivate: cfg.OutboundAllowPrivate, TLSConfig: cfg.outboundTLS, UserAgent: "cgp-data-export/1"},
 			Mailer: &dataexport.Mailer{Addr: cfg.SMTPAddr, From: cfg.SMTPFrom, Username: cfg.SMTPUsername, Password: cfg.SMTPPassword,
 				TLSConfig: cfg.exportSMTPTLS},
 		},
@@ -272,6 +272,11 @@ func newShopsPrivacy(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
 				}
 				if !cmd.Flags().Changed("contact-email") {
 					email = current.ContactEmail
+				}
+				if url != "" {
+					if err := outbound.CheckURL(url, cfg.OutboundAllowPrivate); err != nil {
+						return domain.Invalid("data_request_url", "%s", err.Error())
+					}
 				}
 				secret, err := outbound.NewSecret()
 				if err != nil {
