@@ -15,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
 
+	"github.com/cgp-platform/cgp/eventlog"
 	"github.com/cgp-platform/cgp/intelligence"
 	"github.com/cgp-platform/cgp/projections"
 )
@@ -105,6 +106,9 @@ type Config struct {
 	// retentionClock is the countdown's clock (time.Now when nil); tests
 	// set it.
 	retentionClock func() time.Time
+	// onEventLog, when set, is given the event log once it is open
+	// (tests reach the adapter with it).
+	onEventLog func(eventlog.Log)
 }
 
 // bindCommon registers the flags every command takes.

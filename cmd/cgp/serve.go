@@ -18,6 +18,7 @@ import (
 
 	"github.com/cgp-platform/cgp/auth"
 	"github.com/cgp-platform/cgp/domain"
+	"github.com/cgp-platform/cgp/eventlog"
 	"github.com/cgp-platform/cgp/httpapi"
 	"github.com/cgp-platform/cgp/idempotency"
 	"github.com/cgp-platform/cgp/ingest"
@@ -156,6 +157,12 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 		_, err := core.Log.HeadPosition(ctx)
 		return err
 	})
+	if wh, ok := core.Log.(eventlog.WriteHealthChecker); ok {
+		// Not ready while the log cannot take writes (a full disk): every
+		// write would be answered 503, so the load balancer should send
+		// traffic elsewhere until a probe write succeeds.
+		a.checks.Add("event_log_writes", wh.WriteHealth)
+	}
 	a.checks.Add("read_models", func(ctx context.Context) error { return store.DB().PingContext(ctx) })
 	a.checks.Add("projections", func(context.Context) error {
 		select {
