@@ -235,8 +235,14 @@ func (c *Config) Validate() error {
 func (c *Config) path(name string) string { return filepath.Join(c.DataDir, name) }
 
 func (c *Config) ensureDataDir() error {
+	_, statErr := os.Stat(c.DataDir)
 	if err := os.MkdirAll(c.DataDir, 0o700); err != nil {
 		return fmt.Errorf("data dir: %w", err)
+	}
+	if errors.Is(statErr, os.ErrNotExist) { // ours: the owner's only, whatever the umask
+		if err := os.Chmod(c.DataDir, 0o700); err != nil {
+			return fmt.Errorf("data dir: %w", err)
+		}
 	}
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	sqlite3 "github.com/mattn/go-sqlite3"
 
 	"github.com/cgp-platform/cgp/eventlog"
+	"github.com/cgp-platform/cgp/internal/sqlitedb"
 )
 
 const (
@@ -148,6 +149,11 @@ func Open(cfg Config) (*Log, error) {
 
 func (l *Log) open() error {
 	ctx := context.Background()
+	// The file (and so the WAL and shared-memory files SQLite adds with
+	// its mode) is the owner's only.
+	if err := sqlitedb.PrivateFile(l.cfg.Path); err != nil {
+		return unavailable("create database file", err)
+	}
 	var err error
 	// The writer's connection: WAL, and synchronous=NORMAL: a commit does
 	// not fsync the WAL, the syncer does, while the writer commits the
