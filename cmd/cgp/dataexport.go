@@ -179,10 +179,14 @@ func (x *exporter) attempt(ctx context.Context, r gdprrequests.Request) error {
 	if err != nil {
 		return err
 	}
+	signing, err := x.codec.OpenSecret(ctx, r.ShopID, gdprrequests.SecretLabel, settings.SigningSecret)
+	if err != nil {
+		return err
+	}
 	export, err := x.source.Build(ctx, subject, now)
 	if err == nil {
 		outcome, err = x.delivery.Deliver(ctx, dataexport.Destination{URL: settings.DataRequestURL,
-			SigningSecret: settings.SigningSecret, ContactEmail: settings.ContactEmail}, export, now)
+			SigningSecret: signing, ContactEmail: settings.ContactEmail}, export, now)
 	}
 	export = nil // the export lives only for this attempt
 	if err != nil {

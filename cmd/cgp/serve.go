@@ -18,6 +18,7 @@ import (
 
 	"github.com/cgp-platform/cgp/auth"
 	"github.com/cgp-platform/cgp/domain"
+	"github.com/cgp-platform/cgp/envelope"
 	"github.com/cgp-platform/cgp/eventlog"
 	"github.com/cgp-platform/cgp/httpapi"
 	"github.com/cgp-platform/cgp/idempotency"
@@ -120,7 +121,7 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 			core.Logger.Error().Str("alert", "brute_force").Msg("1000 failed authentications in 24 hours from one client address")
 		},
 	})
-	shops := shopFinder{q: a.Tenancy, cache: gencache.New[string, *ingest.Shop](10_000)}
+	shops := shopFinder{q: a.Tenancy, codec: a.Codec, cache: gencache.New[string, *ingest.Shop](10_000)}
 	a.readModelsChanged = func() {
 		a.Auth.Invalidate()
 		shops.cache.Invalidate()
@@ -340,6 +341,7 @@ func (d directory) ShopPlan(ctx context.Context, shopID string) (domain.Plan, er
 // otherwise a read-model query on the hottest path).
 type shopFinder struct {
 	q     *tenancy.Queries
+	codec *envelope.Codec // opens the sealed webhook secret
 	cache *gencache.Cache[string, *ingest.Shop]
 }
 
@@ -349,7 +351,11 @@ func (f shopFinder) ShopByDomain(ctx context.Context, d string) (*ingest.Shop, e
 		if err != nil {
 			return nil, err
 		}
-		return &ingest.Shop{ID: s.ID, WebhookSecret: s.WebhookSecret}, nil
+		secret, err := f.codec.OpenSecret(ctx, s.ID, tenancy.SecretLabel, s.WebhookSecret)
+		if err != nil {
+			return nil, err
+		}
+		return &ingest.Shop{ID: s.ID, WebhookSecret: secret}, nil
 	})
 }
 
