@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 )
 
@@ -19,18 +18,15 @@ const (
 )
 
 // PrivateFile makes the SQLite database at path private before SQLite
-// opens it: it creates the folder (DirMode) and the empty file
-// (FileMode) when missing, whatever the process's umask, and tightens an
-// existing file (and its -wal, -shm and -journal companions) created by
-// an older version. SQLite creates the companions with the mode of the
-// database file, so they are private too. In-memory databases are left
-// alone.
+// opens it: it creates the empty file (FileMode) when missing, whatever
+// the process's umask, and tightens an existing file (and its -wal, -shm
+// and -journal companions) created by an older version. SQLite creates
+// the companions with the mode of the database file, so they are private
+// too. The folder must exist (the data directory is created DirMode by
+// the binary). In-memory databases are left alone.
 func PrivateFile(path string) error {
 	if path == "" || path == ":memory:" || strings.HasPrefix(path, "file::memory:") {
 		return nil
-	}
-	if err := os.MkdirAll(filepath.Dir(path), DirMode); err != nil {
-		return fmt.Errorf("create folder of %s: %w", path, err)
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, FileMode)
 	switch {
@@ -43,6 +39,11 @@ func PrivateFile(path string) error {
 	case !errors.Is(err, fs.ErrExist):
 		return fmt.Errorf("create %s: %w", path, err)
 	}
+	return tighten(path)
+}
+
+// tighten makes an existing database file and its companions FileMode.
+func tighten(path string) error {
 	for _, p := range []string{path, path + "-wal", path + "-shm", path + "-journal"} {
 		info, err := os.Stat(p)
 		if err != nil {
@@ -58,10 +59,20 @@ func PrivateFile(path string) error {
 }
 
 // privateUnlessReadOnly runs PrivateFile for a connection that may
-// create the file (not a read-only or in-memory one).
+// create the file; one opened "mode=rw" (which must not create it) only
+// has an existing file tightened, a read-only or in-memory one nothing.
 func privateUnlessReadOnly(path, query string) error {
-	if strings.Contains(query, "mode=ro") || strings.Contains(query, "mode=memory") {
+	mode := ""
+	for _, kv := range strings.Split(query, "&") {
+		if v, ok := strings.CutPrefix(kv, "mode="); ok {
+			mode = v
+		}
+	}
+	switch {
+	case mode == "ro" || mode == "memory" || path == "" || path == ":memory:":
 		return nil
+	case mode != "":
+		return tighten(path)
 	}
 	return PrivateFile(path)
 }
