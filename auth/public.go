@@ -3,7 +3,6 @@ package auth
 import (
 	"context"
 	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/cgp-platform/cgp/domain"
@@ -143,17 +142,36 @@ func allowOrigin(w http.ResponseWriter, origin string) {
 	w.Header().Set("Access-Control-Expose-Headers", "X-Request-Id, X-Event-Position")
 }
 
-// originHost returns the normalised host of an Origin header ("" when it
-// is missing, "null" or malformed).
+// originHost returns the lowercased host of an Origin header that may be
+// admitted, "" otherwise. Only an https origin is admitted (a page served
+// over plain http can be altered on the way), written as the Fetch
+// standard serializes one: "https://" and a host, with no user
+// information, path, query or fragment. An explicit ":443" is the
+// default port of https, so the same origin, and is admitted; any other
+// port is another origin and is refused. The host is then compared
+// exactly with the shop's domain and its allow-list.
 func originHost(origin string) string {
-	if origin == "" || origin == "null" || len(origin) > 300 {
+	if len(origin) > 300 {
 		return ""
 	}
-	u, err := url.Parse(origin)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.Path != "" && u.Path != "/" {
+	rest, ok := strings.CutPrefix(origin, "https://")
+	if !ok {
 		return ""
 	}
-	return strings.ToLower(u.Host)
+	host, port, hasPort := strings.Cut(rest, ":")
+	if hasPort && port != "443" {
+		return ""
+	}
+	if host == "" || host[0] == '.' || host[0] == '-' || strings.HasSuffix(host, ".") {
+		return ""
+	}
+	for i := 0; i < len(host); i++ {
+		c := host[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '-') {
+			return "" // user information, a path, a query, an IPv6 literal, an escape
+		}
+	}
+	return strings.ToLower(host)
 }
 
 func contains(list []string, s string) bool {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/google/uuid"
+	"golang.org/x/net/publicsuffix"
 
 	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/eventlog"
@@ -42,7 +43,18 @@ type CreateShop struct {
 
 // CreateShop runs the command. The domain is claimed first (a stream per
 // domain appended with "no stream"), so two shops never share a domain.
+// Beside domain.ValidDomain's rules, the shop's domain and every domain
+// of its CORS allow-list must be registrable: not a public suffix itself
+// (com, co.uk, myshopify.com), by the public suffix list.
 func (h *Handler) CreateShop(ctx context.Context, cmd CreateShop, meta Meta) (Result, error) {
+	if err := registrable("domain", cmd.Domain); err != nil {
+		return Result{}, err
+	}
+	for _, d := range cmd.CORSAllowList {
+		if err := registrable("cors_allow_list", d); err != nil {
+			return Result{}, err
+		}
+	}
 	var account domain.Account
 	if _, _, err := h.load(ctx, domain.AccountStream(cmd.AccountID), &account); err != nil {
 		return Result{}, err
@@ -108,4 +120,17 @@ func (h *Handler) IssueToken(ctx context.Context, cmd IssueToken, meta Meta) (Is
 		func(*domain.Token) (decision, error) { return decision{events: []domain.Event{ev}}, nil }, meta)
 	res.ID = id
 	return IssuedToken{Result: res, Token: raw}, err
+}
+
+// registrable refuses a domain that is a public suffix (a name under
+// which anyone can register, so not one shop's).
+func registrable(field, d string) error {
+	d = domain.NormalizeDomain(d)
+	if !domain.ValidDomain(d) {
+		return domain.Invalid(field, "not a valid shop domain: a public DNS name without port, such as shop.example.com")
+	}
+	if _, err := publicsuffix.EffectiveTLDPlusOne(d); err != nil {
+		return domain.Invalid(field, "%s is a public suffix, not a registrable domain", d)
+	}
+	return nil
 }

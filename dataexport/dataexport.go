@@ -448,7 +448,7 @@ func (src *Source) events(ctx context.Context, shop string, streams []string) ([
 				if err != nil {
 					return nil, fmt.Errorf("export: decode %s@%d: %w", stream, e.Revision, err)
 				}
-				data, err := json.Marshal(d.Event)
+				data, err := json.Marshal(domain.Shown(d.Event)) // secrets read "[set]"
 				if err != nil {
 					return nil, fmt.Errorf("export: encode %s: %w", e.Type, err)
 				}

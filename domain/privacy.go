@@ -104,8 +104,12 @@ func (p *PrivacySettings) Apply(e Event) {
 }
 
 // ChangePrivacySettings decides new privacy settings of shop with a new
-// signing secret: url, when set, must be an absolute https URL without
-// credentials; email, when set, an e-mail address.
+// signing secret: url, when set, must be an absolute http(s) URL without
+// credentials; email, when set, an e-mail address. Where the service may
+// connect (https only, no loopback, private or other special address,
+// unless the operator allows them) is the outbound guard's rule, checked
+// by the command before it calls this (outbound.CheckURL) and again at
+// connect time.
 func ChangePrivacySettings(shop *Shop, dataRequestURL, contactEmail, secret string, now time.Time) (*ShopPrivacySettingsChanged, error) {
 	if !shop.Exists {
 		return nil, NotFound("shop")
@@ -136,7 +140,7 @@ func checkHTTPSURL(raw string) string {
 	switch {
 	case err != nil:
 		return "not a URL"
-	case u.Scheme != "https":
+	case u.Scheme != "https" && u.Scheme != "http":
 		return "the URL must use https"
 	case u.Hostname() == "":
 		return "the URL has no host"

@@ -186,27 +186,21 @@ func NormalizeDomain(d string) string {
 	return strings.TrimSuffix(d, ".")
 }
 
-// ValidDomain reports whether d is a syntactically valid host name with at
-// least two labels (an optional :port is allowed for development shops).
+// ValidDomain reports whether d is a shop domain: a public DNS name in
+// lower case, without port, of at least two labels, each an RFC 1123
+// label (letters, digits and inner hyphens, at most 63 characters), at
+// most 253 characters in all. An IP address (its last label would be a
+// number) and the names of local networks (localhost and *.localhost,
+// *.local, *.internal, *.localdomain, *.lan, *.home, *.arpa, *.invalid)
+// are not. That the name is registrable, not a public suffix itself
+// (com, co.uk, myshopify.com), is checked by the command with the
+// public suffix list.
 func ValidDomain(d string) bool {
-	host := d
-	if i := strings.LastIndexByte(d, ':'); i >= 0 {
-		port := d[i+1:]
-		if port == "" || len(port) > 5 {
-			return false
-		}
-		for _, c := range port {
-			if c < '0' || c > '9' {
-				return false
-			}
-		}
-		host = d[:i]
-	}
-	if len(host) == 0 || len(host) > 253 {
+	if len(d) == 0 || len(d) > 253 {
 		return false
 	}
-	labels := strings.Split(host, ".")
-	if len(labels) < 2 && host != "localhost" {
+	labels := strings.Split(d, ".")
+	if len(labels) < 2 {
 		return false
 	}
 	for _, l := range labels {
@@ -218,6 +212,14 @@ func ValidDomain(d string) bool {
 				return false
 			}
 		}
+	}
+	tld := labels[len(labels)-1]
+	if strings.Trim(tld, "0123456789") == "" {
+		return false // an IPv4 address, or a name resolvers would read as one
+	}
+	switch tld {
+	case "localhost", "local", "internal", "localdomain", "lan", "home", "arpa", "invalid":
+		return false
 	}
 	return true
 }

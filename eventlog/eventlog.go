@@ -124,6 +124,14 @@ type Log interface {
 	Close() error
 }
 
+// WriteHealthChecker is implemented by logs that can tell whether they
+// take writes (readiness): WriteHealth returns nil while they do, and the
+// failure while appends fail for a reason of the store (a full disk),
+// probing (bounded by ctx) whether that has passed.
+type WriteHealthChecker interface {
+	WriteHealth(ctx context.Context) error
+}
+
 // TypeSubscriber is implemented by logs that can leave out, when
 // following the log, the payloads of events a consumer does not fold.
 // SubscribeTypes behaves as Subscribe, except that an event whose type is

@@ -18,6 +18,7 @@ import (
 	_ "github.com/mattn/go-sqlite3" // registers the "sqlite3" driver
 
 	"github.com/cgp-platform/cgp/auth"
+	"github.com/cgp-platform/cgp/internal/sqlitedb"
 )
 
 // Store is the SQLite last-use store.
@@ -32,6 +33,9 @@ var (
 
 // Open opens or creates the store at path.
 func Open(path string) (*Store, error) {
+	if err := sqlitedb.PrivateFile(path); err != nil {
+		return nil, fmt.Errorf("open last-use store: %w", err)
+	}
 	dsn := "file:" + url.PathEscape(path) + "?_journal_mode=WAL&_synchronous=NORMAL&_busy_timeout=5000&_txlock=immediate"
 	db, err := sql.Open("sqlite3", dsn)
 	if err != nil {

@@ -6,16 +6,16 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/tls"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -70,35 +70,6 @@ func NewSecret() (string, error) {
 	return SecretPrefix + base64.RawURLEncoding.EncodeToString(b), nil
 }
 
-// CheckURL reports whether raw is an endpoint the service may post to: an
-// absolute https URL with a host and no user information (credentials in
-// a URL end up in logs and proxies). allowHTTP admits http too (tests).
-func CheckURL(raw string, allowHTTP bool) error {
-	if len(raw) > 2048 {
-		return errors.New("the URL is longer than 2048 characters")
-	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		return errors.New("not a URL")
-	}
-	switch {
-	case u.Scheme == "https":
-	case u.Scheme == "http" && allowHTTP:
-	default:
-		return errors.New("the URL must use https")
-	}
-	if u.Host == "" || u.Hostname() == "" {
-		return errors.New("the URL has no host")
-	}
-	if u.User != nil {
-		return errors.New("the URL must not carry credentials")
-	}
-	if u.Fragment != "" {
-		return errors.New("the URL must not have a fragment")
-	}
-	return nil
-}
-
 // Message is one outbound notification.
 type Message struct {
 	// URL is the endpoint (https).
@@ -111,9 +82,31 @@ type Message struct {
 	Body []byte
 }
 
+// Reasons of a failed delivery, safe to record and to show the shop.
+// Besides these, a status answered is "http_<status>".
+const (
+	// ReasonAddressRefused: the guard refused the destination (a special
+	// address, literally or after resolution) before any connection.
+	ReasonAddressRefused = "address_refused"
+	// ReasonConnectFailed: the name did not resolve, or the connection
+	// was refused or reset.
+	ReasonConnectFailed = "connect_failed"
+	// ReasonTLSFailed: the TLS handshake failed (certificate, protocol).
+	ReasonTLSFailed = "tls_failed"
+	// ReasonTimeout: no answer within the timeout.
+	ReasonTimeout = "timeout"
+	// ReasonRedirect: a 3xx answer (never followed).
+	ReasonRedirect = "redirect"
+	// ReasonInvalidURL: the URL is not one the service posts to.
+	ReasonInvalidURL = "invalid_url"
+	// ReasonCanceled: the service stopped during the delivery.
+	ReasonCanceled = "canceled"
+)
+
 // Error is a failed delivery. Reason is safe to record and log: a status
-// ("http_500"), or one of timeout, connection_failed, redirect,
-// invalid_url, canceled.
+// ("http_500") or one of the Reason… constants; it never holds the dial
+// error's text (which names the address and port), so recorded failures
+// cannot be used to probe ports.
 type Error struct {
 	Reason string
 	// Status is the HTTP status received, 0 when none.
@@ -140,28 +133,36 @@ func Reason(err error) string {
 	return "failed"
 }
 
-// Sender posts messages. The zero value uses its own client with
-// DefaultTimeout. It is safe for concurrent use.
+// Sender posts messages through the outbound guard (NewClient). The
+// zero value guards every connection and times out after DefaultTimeout.
+// It is safe for concurrent use; its fields must not change once it has
+// sent.
 type Sender struct {
-	// Client, when set, sends the requests (tests inject a client that
-	// trusts their TLS server). Its redirect policy is replaced: a
-	// redirect is never followed.
-	Client *http.Client
+	// AllowPrivate lifts the guard and admits plain http (the operator's
+	// --outbound-allow-private: self-hosting and tests).
+	AllowPrivate bool
+	// TLSConfig, when set, is the TLS configuration of the connections
+	// (tests trust their TLS server's certificate with it).
+	TLSConfig *tls.Config
 	// Timeout bounds one delivery, the answer included; DefaultTimeout
 	// when zero.
 	Timeout time.Duration
-	// AllowHTTP admits plain http endpoints (tests only).
-	AllowHTTP bool
 	// UserAgent is sent when set.
 	UserAgent string
+
+	once sync.Once
+	c    *http.Client
 }
 
 // Send posts m signed with secret and returns the status of a 2xx answer;
 // any other outcome is an *Error. The answer's body is read (up to 64 KiB,
 // so the connection can be reused) and dropped.
 func (s *Sender) Send(ctx context.Context, secret []byte, m Message) (int, error) {
-	if err := CheckURL(m.URL, s.AllowHTTP); err != nil {
-		return 0, &Error{Reason: "invalid_url", err: err}
+	if err := CheckURL(m.URL, s.AllowPrivate); err != nil {
+		if errors.Is(err, ErrAddressRefused) {
+			return 0, &Error{Reason: ReasonAddressRefused, err: err}
+		}
+		return 0, &Error{Reason: ReasonInvalidURL, err: err}
 	}
 	timeout := s.Timeout
 	if timeout <= 0 {
@@ -171,7 +172,7 @@ func (s *Sender) Send(ctx context.Context, secret []byte, m Message) (int, error
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.URL, bytes.NewReader(m.Body))
 	if err != nil {
-		return 0, &Error{Reason: "invalid_url", err: err}
+		return 0, &Error{Reason: ReasonInvalidURL, err: errors.New("bad request")}
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set(HeaderSignature, Sign(secret, m.Body))
@@ -194,7 +195,7 @@ func (s *Sender) Send(ctx context.Context, secret []byte, m Message) (int, error
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		reason := "http_" + strconv.Itoa(resp.StatusCode)
 		if resp.StatusCode >= 300 && resp.StatusCode < 400 {
-			reason = "redirect"
+			reason = ReasonRedirect
 		}
 		return resp.StatusCode, &Error{Reason: reason, Status: resp.StatusCode}
 	}
@@ -202,24 +203,6 @@ func (s *Sender) Send(ctx context.Context, secret []byte, m Message) (int, error
 }
 
 func (s *Sender) client() *http.Client {
-	var c http.Client
-	if s.Client != nil {
-		c = *s.Client
-	}
-	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	return &c
-}
-
-// transportReason names a transport failure without its text (which may
-// carry the URL).
-func transportReason(ctx context.Context, err error) string {
-	var ne net.Error
-	switch {
-	case errors.Is(ctx.Err(), context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
-		return "timeout"
-	case errors.Is(err, context.Canceled):
-		return "canceled"
-	default:
-		return "connection_failed"
-	}
+	s.once.Do(func() { s.c = NewClient(ClientOptions{AllowPrivate: s.AllowPrivate, TLSConfig: s.TLSConfig}) })
+	return s.c
 }

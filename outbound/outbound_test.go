@@ -2,10 +2,13 @@ package outbound_test
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -66,6 +69,9 @@ func TestNewSecretAndCheckURL(t *testing.T) {
 	if err := outbound.CheckURL("http://127.0.0.1:1/x", true); err != nil {
 		t.Errorf("http allowed: %v", err)
 	}
+	if err := outbound.CheckURL("http://127.0.0.1:1/x", false); err == nil {
+		t.Error("http admitted without the option")
+	}
 }
 
 func TestSenderPostsSignedAndNeverFollowsRedirects(t *testing.T) {
@@ -91,7 +97,7 @@ func TestSenderPostsSignedAndNeverFollowsRedirects(t *testing.T) {
 	mux.HandleFunc("/target", func(w http.ResponseWriter, r *http.Request) { redirected.Store(true) })
 	srv := httptest.NewTLSServer(mux)
 	defer srv.Close()
-	s := &outbound.Sender{Client: srv.Client(), Timeout: 5 * time.Second}
+	s := &outbound.Sender{AllowPrivate: true, TLSConfig: trust(srv), Timeout: 5 * time.Second}
 	msg := func(path string) outbound.Message {
 		return outbound.Message{URL: srv.URL + path, EventID: "evt_1", EventType: "customer.data_request",
 			Timestamp: time.Unix(1790000000, 0), Body: []byte(`{"a":1}`)}
@@ -112,12 +118,20 @@ func TestSenderPostsSignedAndNeverFollowsRedirects(t *testing.T) {
 	}
 	plain := httptest.NewServer(mux)
 	defer plain.Close()
-	if _, err := s.Send(ctx, secret, outbound.Message{URL: plain.URL + "/ok", Body: []byte("{}")}); outbound.Reason(err) != "invalid_url" {
-		t.Errorf("plain http: %v", err)
+	strict := &outbound.Sender{TLSConfig: trust(srv), Timeout: 5 * time.Second}
+	if _, err := strict.Send(ctx, secret, outbound.Message{URL: plain.URL + "/ok", Body: []byte("{}")}); outbound.Reason(err) != "invalid_url" {
+		t.Errorf("plain http without the option: %v", err)
+	}
+	if _, err := s.Send(ctx, secret, outbound.Message{URL: plain.URL + "/fail", Body: []byte("{}")}); outbound.Reason(err) != "http_500" {
+		t.Errorf("plain http with the option: %v", err)
+	}
+	untrusted := &outbound.Sender{AllowPrivate: true, Timeout: 5 * time.Second}
+	if _, err := untrusted.Send(ctx, secret, msg("/ok")); outbound.Reason(err) != outbound.ReasonTLSFailed {
+		t.Errorf("unknown certificate: %v", err)
 	}
 	closed := httptest.NewTLSServer(mux)
 	closed.Close()
-	if _, err := s.Send(ctx, secret, outbound.Message{URL: closed.URL + "/ok", Body: []byte("{}")}); outbound.Reason(err) != "connection_failed" ||
+	if _, err := s.Send(ctx, secret, outbound.Message{URL: closed.URL + "/ok", Body: []byte("{}")}); outbound.Reason(err) != outbound.ReasonConnectFailed ||
 		strings.Contains(err.Error(), closed.URL) {
 		t.Errorf("closed server: %v", err)
 	}
@@ -141,12 +155,65 @@ func FuzzVerify(f *testing.F) {
 
 // FuzzCheckURL: CheckURL never panics and never admits a non-https URL.
 func FuzzCheckURL(f *testing.F) {
-	for _, s := range []string{"https://example.com/x", "http://a.b", "https://u:p@h/", "javascript:alert(1)", "https://[::1]:443/"} {
+	for _, s := range []string{"https://example.com/x", "http://a.b", "https://u:p@h/", "javascript:alert(1)", "https://[::1]:443/",
+		"https://0177.0.0.1/", "https://2130706433/", "https://[::ffff:127.0.0.1]/", "https://0x7f.1/", "https://[fe80::1%25eth0]/"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
-		if outbound.CheckURL(raw, false) == nil && !strings.HasPrefix(raw, "https://") {
+		if outbound.CheckURL(raw, false) != nil {
+			return
+		}
+		if !strings.HasPrefix(raw, "https://") {
 			t.Fatalf("admitted %q", raw)
 		}
+		u, err := url.Parse(raw)
+		if err != nil || u.User != nil {
+			t.Fatalf("admitted %q", raw)
+		}
+		if ip, err := netip.ParseAddr(u.Hostname()); err == nil && (!ip.IsGlobalUnicast() || ip.IsPrivate() || ip.Is4In6()) {
+			t.Fatalf("admitted the special address of %q", raw)
+		}
+		if h := strings.ToLower(strings.TrimSuffix(u.Hostname(), ".")); h == "localhost" || strings.HasSuffix(h, ".localhost") {
+			t.Fatalf("admitted the local name of %q", raw)
+		}
 	})
+}
+
+// trust returns a TLS configuration that trusts srv's certificate.
+func trust(srv *httptest.Server) *tls.Config {
+	return srv.Client().Transport.(*http.Transport).TLSClientConfig
+}
+
+// TestCheckURLRefusesSpecialAddresses: at the time a URL is set, every
+// address of the SSRF report is refused (wrapping ErrAddressRefused),
+// and so are plain http, credentials and local names; with the
+// operator's option they pass.
+func TestCheckURLRefusesSpecialAddresses(t *testing.T) {
+	for _, raw := range []string{
+		"https://127.0.0.1/", "https://[::1]/", "https://localhost/", "https://localhost./x", "https://169.254.169.254/latest/meta-data/",
+		"https://10.0.0.1/", "https://0177.0.0.1/", "https://2130706433/", "https://[::ffff:127.0.0.1]/", "https://0x7f.0.0.1/",
+		"https://127.1/", "https://192.168.1.10:8443/", "https://[fd00::1]/", "https://224.0.0.1/", "https://0.0.0.0/",
+		"https://api.localhost/", "https://printer.local/", "https://db.internal/", "https://intranet/", "https://[fe80::1%25eth0]/",
+		"https://100.64.0.1/", "https://1.0.0.127.in-addr.arpa/",
+	} {
+		err := outbound.CheckURL(raw, false)
+		if !errors.Is(err, outbound.ErrAddressRefused) {
+			t.Errorf("%s: %v, want the address refused", raw, err)
+		}
+	}
+	for _, raw := range []string{"http://shop.example.com/gdpr", "https://user@shop.example.com/", "https://u:p@shop.example.com/"} {
+		if err := outbound.CheckURL(raw, false); err == nil {
+			t.Errorf("%s: admitted", raw)
+		}
+	}
+	for _, raw := range []string{"https://8.8.8.8/x", "https://[2606:4700::1111]/", "https://hooks.example.com:8443/x", "https://a.b.example.co.uk/"} {
+		if err := outbound.CheckURL(raw, false); err != nil {
+			t.Errorf("%s: %v", raw, err)
+		}
+	}
+	for _, raw := range []string{"https://127.0.0.1:8443/", "http://localhost:8080/x", "https://10.0.0.1/"} {
+		if err := outbound.CheckURL(raw, true); err != nil {
+			t.Errorf("%s with the option: %v", raw, err)
+		}
+	}
 }

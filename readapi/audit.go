@@ -11,6 +11,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/cgp-platform/cgp/auth"
+	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/envelope"
 	"github.com/cgp-platform/cgp/eventlog"
 	"github.com/cgp-platform/cgp/httpapi"
@@ -223,7 +224,7 @@ func (a *Audit) render(ctx context.Context, e *eventlog.Event) (httpapi.Resource
 	if err != nil {
 		return httpapi.Resource{}, err
 	}
-	data, err := json.Marshal(d.Event)
+	data, err := json.Marshal(domain.Shown(d.Event)) // secrets read "[set]"
 	if err != nil {
 		return httpapi.Resource{}, err
 	}

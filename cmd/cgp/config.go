@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"net/mail"
 	"net/netip"
 	"os"
@@ -18,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/cgp-platform/cgp/httpapi"
+	"github.com/cgp-platform/cgp/eventlog"
 	"github.com/cgp-platform/cgp/intelligence"
 	"github.com/cgp-platform/cgp/projections"
 )
@@ -98,12 +98,16 @@ type Config struct {
 	// SMTPUsername and SMTPPassword authenticate to the relay (AUTH PLAIN,
 	// over STARTTLS). The password is a secret: never logged.
 	SMTPUsername, SMTPPassword string
-	// exportClient, when set, posts data exports (tests inject their TLS
-	// server's client); exportSMTPTLS is the STARTTLS configuration;
+	// OutboundAllowPrivate lifts the outbound guard: connections to
+	// addresses shops chose may go to loopback, private and other
+	// special-purpose addresses, and over plain http (self-hosting, tests).
+	OutboundAllowPrivate bool
+	// outboundTLS, when set, is the TLS configuration of outbound
+	// connections (tests trust their TLS server with it); exportSMTPTLS is the STARTTLS configuration;
 	// exportRetry is the first retry delay (domain.ExportRetryBase when
 	// zero) and exportPoll how often due retries are looked for
 	// (defaultExportPoll when zero).
-	exportClient  *http.Client
+	outboundTLS   *tls.Config
 	exportSMTPTLS *tls.Config
 	exportRetry   time.Duration
 	exportPoll    time.Duration
@@ -116,6 +120,9 @@ type Config struct {
 	// webhookClock is the commerce receiver's clock for the triggered-at
 	// window of destructive topics (time.Now when nil); tests set it.
 	webhookClock func() time.Time
+	// onEventLog, when set, is given the event log once it is open
+	// (tests reach the adapter with it).
+	onEventLog func(eventlog.Log)
 }
 
 // bindCommon registers the flags every command takes.
@@ -129,6 +136,7 @@ func (c *Config) bindCommon(fs *pflag.FlagSet) {
 	fs.StringVar(&c.Vault, "vault", "sqlite", "key-vault adapter: sqlite or postgres (env CGP_VAULT)")
 	fs.StringVar(&c.PostgresURL, "postgres-url", "", "PostgreSQL DSN, with --vault postgres (env CGP_POSTGRES_URL)")
 	fs.StringVar(&c.RedisURL, "redis-url", "", "Redis URL for rate limits, brute-force counters and idempotency records; default: in-process and the data directory (env CGP_REDIS_URL)")
+	fs.BoolVar(&c.OutboundAllowPrivate, "outbound-allow-private", false, "let outbound connections to addresses shops chose (data-request URL, webhooks) reach loopback, private and other special-purpose addresses, and use plain http; for self-hosting and tests (env CGP_OUTBOUND_ALLOW_PRIVATE)")
 }
 
 // bindServe registers the flags of cgp serve.
@@ -249,8 +257,14 @@ func (c *Config) Validate() error {
 func (c *Config) path(name string) string { return filepath.Join(c.DataDir, name) }
 
 func (c *Config) ensureDataDir() error {
+	_, statErr := os.Stat(c.DataDir)
 	if err := os.MkdirAll(c.DataDir, 0o700); err != nil {
 		return fmt.Errorf("data dir: %w", err)
+	}
+	if errors.Is(statErr, os.ErrNotExist) { // ours: the owner's only, whatever the umask
+		if err := os.Chmod(c.DataDir, 0o700); err != nil {
+			return fmt.Errorf("data dir: %w", err)
+		}
 	}
 	return nil
 }

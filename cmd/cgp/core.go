@@ -107,6 +107,9 @@ func OpenCore(ctx context.Context, cfg Config, logger zerolog.Logger) (*Core, er
 		c.Vault.Close()
 		return nil, fmt.Errorf("open event log: %w", err)
 	}
+	if cfg.onEventLog != nil {
+		cfg.onEventLog(c.Log)
+	}
 	c.Codec = envelope.New(domain.Events(), c.Vault)
 	c.Commands = commands.New(c.Log, c.Codec, time.Now)
 	return c, nil

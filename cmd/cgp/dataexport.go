@@ -95,7 +95,7 @@ func newExporter(a *App) *exporter {
 		log: a.Log, codec: a.Codec, runtime: a.Runtime, requests: gdprrequests.NewQueries(a.Store.DB()),
 		source: &dataexport.Source{Log: a.Log, Codec: a.Codec, DB: a.Store.DB()},
 		delivery: &dataexport.Delivery{
-			Sender: &outbound.Sender{Client: cfg.exportClient, UserAgent: "cgp-data-export/1"},
+			Sender: &outbound.Sender{AllowPrivate: cfg.OutboundAllowPrivate, TLSConfig: cfg.outboundTLS, UserAgent: "cgp-data-export/1"},
 			Mailer: &dataexport.Mailer{Addr: cfg.SMTPAddr, From: cfg.SMTPFrom, Username: cfg.SMTPUsername, Password: cfg.SMTPPassword,
 				TLSConfig: cfg.exportSMTPTLS},
 		},
@@ -179,10 +179,14 @@ func (x *exporter) attempt(ctx context.Context, r gdprrequests.Request) error {
 	if err != nil {
 		return err
 	}
+	signing, err := x.codec.OpenSecret(ctx, r.ShopID, gdprrequests.SecretLabel, settings.SigningSecret)
+	if err != nil {
+		return err
+	}
 	export, err := x.source.Build(ctx, subject, now)
 	if err == nil {
 		outcome, err = x.delivery.Deliver(ctx, dataexport.Destination{URL: settings.DataRequestURL,
-			SigningSecret: settings.SigningSecret, ContactEmail: settings.ContactEmail}, export, now)
+			SigningSecret: signing, ContactEmail: settings.ContactEmail}, export, now)
 	}
 	export = nil // the export lives only for this attempt
 	if err != nil {
@@ -272,6 +276,11 @@ func newShopsPrivacy(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
 				}
 				if !cmd.Flags().Changed("contact-email") {
 					email = current.ContactEmail
+				}
+				if url != "" {
+					if err := outbound.CheckURL(url, cfg.OutboundAllowPrivate); err != nil {
+						return domain.Invalid("data_request_url", "%s", err.Error())
+					}
 				}
 				secret, err := outbound.NewSecret()
 				if err != nil {

@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"mime"
 	"mime/multipart"
@@ -215,7 +217,7 @@ func TestDataRequestExport(t *testing.T) {
 	defer hook.Close()
 	s := startServerWith(t, dir, func(c *Config) {
 		c.SMTPAddr, c.SMTPFrom = sink.addr, "privacy@cgp.example"
-		c.exportClient = hook.Client()
+		c.OutboundAllowPrivate, c.outboundTLS = true, trustTLS(hook) // the endpoint is on 127.0.0.1
 		c.exportRetry, c.exportPoll = 20*time.Millisecond, 20*time.Millisecond
 	})
 	rm := messagingDB(t, dir)
@@ -295,7 +297,7 @@ func TestDataRequestExport(t *testing.T) {
 
 	// (b) HTTPS POST to the data-request URL, signed with the secret.
 	hookShop := newTenant(t, dir, "dr-hook.example.com", "agency", "customers:read")
-	set = cli(t, dir, "shops", "privacy", "--shop", hookShop.shopID, "--data-request-url", hook.URL+"/ok")
+	set = cli(t, dir, "shops", "privacy", "--shop", hookShop.shopID, "--data-request-url", hook.URL+"/ok", "--outbound-allow-private")
 	hookSecret := set["signing_secret"].(string)
 	waitForToken(t, s, hookShop)
 	seedCustomer(t, s, hookShop)
@@ -331,7 +333,7 @@ func TestDataRequestExport(t *testing.T) {
 
 	// (c) A destination failing first, then working.
 	flaky := newTenant(t, dir, "dr-flaky.example.com", "agency", "customers:read")
-	cli(t, dir, "shops", "privacy", "--shop", flaky.shopID, "--data-request-url", hook.URL+"/flaky")
+	cli(t, dir, "shops", "privacy", "--shop", flaky.shopID, "--data-request-url", hook.URL+"/flaky", "--outbound-allow-private")
 	waitForToken(t, s, flaky)
 	requestData(t, s, flaky)
 	a = attrs(waitGDPR(t, s, v, flaky.token, "the first attempt fails", func(a map[string]any) bool { return a["attempts"] == 1.0 }))
@@ -391,7 +393,10 @@ func TestDataRequestExport(t *testing.T) {
 }
 
 // TestShopsPrivacyValidates: the CLI refuses a plain-http URL, a URL
-// with credentials, a bad e-mail and an unknown shop.
+// with credentials, a bad e-mail and an unknown shop, and (point 10 of
+// issue 14) every loopback, private, link-local or oddly written address
+// of the SSRF report, naming the field; --outbound-allow-private admits
+// them.
 func TestShopsPrivacyValidates(t *testing.T) {
 	dir := t.TempDir()
 	tn := newTenant(t, dir, "dr-valid.example.com", "agency", "customers:read")
@@ -406,9 +411,67 @@ func TestShopsPrivacyValidates(t *testing.T) {
 			t.Errorf("%v: accepted: %s", args, out.String())
 		}
 	}
+	for _, u := range []string{"https://127.0.0.1/gdpr", "https://[::1]/gdpr", "https://localhost/gdpr", "https://169.254.169.254/latest",
+		"https://10.0.0.1/gdpr", "https://0177.0.0.1/gdpr", "https://2130706433/gdpr", "https://[::ffff:127.0.0.1]/gdpr"} {
+		var out, errb bytes.Buffer
+		code := Run(t.Context(), []string{"shops", "privacy", "--data-dir", dir, "--shop", tn.shopID, "--data-request-url", u}, &out, &errb)
+		if code == 0 || !strings.Contains(errb.String(), "data_request_url") {
+			t.Errorf("%s: exit %d, stderr %q, want refused naming data_request_url", u, code, errb.String())
+		}
+	}
+	if set := cli(t, dir, "shops", "privacy", "--shop", tn.shopID, "--data-request-url", "http://127.0.0.1:9/gdpr", "--outbound-allow-private"); set["data_request_url"] != "http://127.0.0.1:9/gdpr" {
+		t.Errorf("with --outbound-allow-private: %v", set)
+	}
 	out := cli(t, dir, "shops", "privacy", "--shop", tn.shopID, "--data-request-url", "https://example.com/gdpr")
 	again := cli(t, dir, "shops", "privacy", "--shop", tn.shopID)
 	if again["data_request_url"] != "https://example.com/gdpr" || again["signing_secret"] == out["signing_secret"] {
 		t.Errorf("a second call keeps the URL and rotates the secret: %v %v", out, again)
+	}
+}
+
+// trustTLS returns a TLS configuration trusting srv's certificate.
+func trustTLS(srv *httptest.Server) *tls.Config {
+	return srv.Client().Transport.(*http.Transport).TLSClientConfig
+}
+
+// TestDataRequestURLGuardAtConnectTime (point 10 of issue 14): a
+// data-request URL naming a loopback endpoint (here set by an operator
+// whose CLI ran with --outbound-allow-private, as a URL recorded before
+// the set-time check would be) is refused by the server's guard when it
+// connects, through the name localhost as well as the literal address:
+// the endpoint, listening on 127.0.0.1, never receives the export, and
+// the recorded reason is the coarse address_refused, the same for a
+// listening and a closed port, so a shop learns nothing about ports.
+func TestDataRequestURLGuardAtConnectTime(t *testing.T) {
+	dir := t.TempDir()
+	var hits atomic.Int32
+	hook := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer hook.Close()
+	closed := httptest.NewTLSServer(http.NotFoundHandler())
+	closed.Close()
+	_, port, _ := net.SplitHostPort(hook.Listener.Addr().String())
+	s := startServerWith(t, dir, func(c *Config) {
+		c.outboundTLS = trustTLS(hook) // the guard is on: OutboundAllowPrivate is off by default
+		c.exportRetry, c.exportPoll = time.Hour, 20*time.Millisecond
+	})
+	v := openapitest.NewValidator(t)
+	for i, u := range []string{"https://localhost:" + port + "/ok", hook.URL + "/ok", closed.URL + "/ok", "https://[::1]:" + port + "/ok"} {
+		tn := newTenant(t, dir, fmt.Sprintf("dr-guard%d.example.com", i), "agency", "customers:read")
+		cli(t, dir, "shops", "privacy", "--shop", tn.shopID, "--data-request-url", u, "--outbound-allow-private")
+		waitForToken(t, s, tn)
+		requestData(t, s, tn)
+		a := attrs(waitGDPR(t, s, v, tn.token, "the attempt to "+u+" is recorded", func(a map[string]any) bool { return a["attempts"] == 1.0 }))
+		if a["status"] != "retrying" || a["last_reason"] != "address_refused" || a["channel"] != "webhook" {
+			t.Errorf("%s: %v, want retrying with address_refused", u, a)
+		}
+	}
+	if n := hits.Load(); n != 0 {
+		t.Fatalf("the loopback endpoint received %d exports", n)
+	}
+	if logs := s.logs.String(); strings.Contains(logs, ":"+port) || strings.Contains(logs, "connection refused") || strings.Contains(logs, "prohibited") {
+		t.Errorf("the logs hold the dial error or the port: %s", logs)
 	}
 }

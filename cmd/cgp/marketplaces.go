@@ -13,6 +13,7 @@ import (
 
 	"github.com/cgp-platform/cgp/commands"
 	"github.com/cgp-platform/cgp/domain"
+	"github.com/cgp-platform/cgp/envelope"
 	"github.com/cgp-platform/cgp/ingest/marketplace"
 	"github.com/cgp-platform/cgp/projections"
 	"github.com/cgp-platform/cgp/projections/marketplaces"
@@ -25,7 +26,7 @@ func marketplacesProjectors(a *App) []projections.Projector {
 
 // mountMarketplaces registers the marketplaces receivers on r.
 func mountMarketplaces(a *App, cfg Config, r *mux.Router) {
-	conns := marketplaceConnections{marketplaces.NewQueries(a.Store.DB())}
+	conns := marketplaceConnections{marketplaces.NewQueries(a.Store.DB()), a.Codec}
 	marketplace.NewReceiver(conns, a.Commands, cfg.MaxWebhookBody, time.Now).Routes(r)
 }
 
@@ -35,14 +36,22 @@ func marketplacesCommands(cfg *Config, stdout, stderr io.Writer) []*cobra.Comman
 }
 
 // marketplaceConnections adapts the marketplaces read model to the receiver.
-type marketplaceConnections struct{ q *marketplaces.Queries }
+// The secret is sealed in the read model; it is opened here, on use.
+type marketplaceConnections struct {
+	q     *marketplaces.Queries
+	codec *envelope.Codec
+}
 
 func (m marketplaceConnections) MarketplaceConnection(ctx context.Context, name, account string) (*marketplace.Connection, error) {
 	c, err := m.q.Connection(ctx, name, account)
 	if err != nil {
 		return nil, err
 	}
-	return &marketplace.Connection{ShopID: c.ShopID, Secret: c.Secret, AppKey: c.AppKey}, nil
+	secret, err := m.codec.OpenSecret(ctx, c.ShopID, marketplaces.SecretLabel, c.Secret)
+	if err != nil {
+		return nil, err
+	}
+	return &marketplace.Connection{ShopID: c.ShopID, Secret: secret, AppKey: c.AppKey}, nil
 }
 
 func newMarketplacesConnect(cfg *Config, stdout, stderr io.Writer) *cobra.Command {

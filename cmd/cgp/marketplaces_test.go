@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/eventlog"
 	"github.com/cgp-platform/cgp/ingest/marketplace"
@@ -96,11 +98,24 @@ func (s *testServer) postMarketplace(t *testing.T, v *openapitest.Validator, nam
 
 // waitForConnection waits until the receiver's read model has the seller's
 // connection with secret.
-func waitForConnection(t *testing.T, q *marketplaces.Queries, sl seller, secret string) {
+// waitForConnection waits until the read model has the connection with
+// secret, which it keeps sealed with the shop key: the wait opens it with
+// the data directory's keys, as another process of the service would.
+func waitForConnection(t *testing.T, dir string, q *marketplaces.Queries, sl seller, secret string) {
 	t.Helper()
+	cfg := testConfig(dir)
+	core, err := OpenCore(context.Background(), cfg, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer core.Close()
 	eventually(t, 10*time.Second, sl.marketplace+" connection", func() bool {
 		c, err := q.Connection(context.Background(), sl.marketplace, sl.account)
-		return err == nil && c.Secret == secret
+		if err != nil || c.Secret == secret || !strings.HasPrefix(c.Secret, "sec1:") {
+			return false // not there yet (a secret in clear never matches)
+		}
+		opened, err := core.Codec.OpenSecret(context.Background(), c.ShopID, marketplaces.SecretLabel, c.Secret)
+		return err == nil && opened == secret
 	})
 }
 
@@ -117,7 +132,7 @@ func TestMarketplaceContractsEndToEnd(t *testing.T) {
 			if out["rotated"] != false || out["account_id"] != sl.account || out["webhook_path"] != "/webhooks/marketplaces/"+sl.marketplace {
 				t.Fatalf("connect output %v", out)
 			}
-			waitForConnection(t, q, sl, sl.secret)
+			waitForConnection(t, dir, q, sl, sl.secret)
 			now := time.Now()
 
 			// A good delivery is recorded and reaches the read model.
@@ -215,7 +230,7 @@ func TestMarketplaceRotationUnknownMarketplaceAndLimits(t *testing.T) {
 	q := marketplaces.NewQueries(readModels(t, dir))
 	sl := sellers()[2] // generic
 	sl.connect(t, dir, tn.shopID)
-	waitForConnection(t, q, sl, sl.secret)
+	waitForConnection(t, dir, q, sl, sl.secret)
 
 	body := sl.order("", "", "7001", "paid")
 	if r := s.postMarketplace(t, v, "amazon", body, sl.sign(t, sl.secret, sl.account, "dlv-1", time.Now(), body)); r.status != 404 || r.errorCode(t) != "not_found" {
@@ -236,7 +251,7 @@ func TestMarketplaceRotationUnknownMarketplaceAndLimits(t *testing.T) {
 	if out := sl.connect(t, dir, tn.shopID); out["rotated"] != true {
 		t.Fatalf("reconnect: %v", out)
 	}
-	waitForConnection(t, q, sl, sl.secret)
+	waitForConnection(t, dir, q, sl, sl.secret)
 	if r := s.postMarketplace(t, v, sl.marketplace, body, sl.sign(t, old, sl.account, "dlv-old", time.Now(), body)); r.status != 401 {
 		t.Errorf("old secret after rotation: %d %s", r.status, r.body)
 	}
@@ -262,7 +277,7 @@ func TestMarketplaceDeduplication(t *testing.T) {
 	q := marketplaces.NewQueries(readModels(t, dir))
 	for _, sl := range sellers() {
 		sl.connect(t, dir, tn.shopID)
-		waitForConnection(t, q, sl, sl.secret)
+		waitForConnection(t, dir, q, sl, sl.secret)
 	}
 	sequential := map[string]string{}
 	concurrent := map[string]string{}

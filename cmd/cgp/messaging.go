@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cgp-platform/cgp/commands"
+	"github.com/cgp-platform/cgp/envelope"
 	"github.com/cgp-platform/cgp/ingest/providers"
 	"github.com/cgp-platform/cgp/ingest/whatsapp"
 	"github.com/cgp-platform/cgp/projections"
@@ -26,7 +27,7 @@ func messagingProjectors(a *App) []projections.Projector {
 // /webhooks/providers/{provider}.
 func mountMessaging(a *App, cfg Config, r *mux.Router) {
 	q := messaging.NewQueries(a.Store.DB())
-	whatsapp.NewReceiver(whatsappAccounts{q}, a.Commands, cfg.MaxWebhookBody).WithGuard(a.Auth).Routes(r)
+	whatsapp.NewReceiver(whatsappAccounts{q, a.Codec}, a.Commands, cfg.MaxWebhookBody).WithGuard(a.Auth).Routes(r)
 	providers.NewReceiver(providerConnections{q}, a.Commands, cfg.MaxWebhookBody).WithGuard(a.Auth).Routes(r)
 }
 
@@ -37,21 +38,32 @@ func messagingCommands(cfg *Config, stdout, stderr io.Writer) []*cobra.Command {
 }
 
 // whatsappAccounts adapts the messaging read model to whatsapp.Accounts.
-type whatsappAccounts struct{ q *messaging.Queries }
+// whatsappAccounts adapts the messaging read model to the receiver,
+// opening the sealed app secret.
+type whatsappAccounts struct {
+	q     *messaging.Queries
+	codec *envelope.Codec
+}
 
 func (w whatsappAccounts) WhatsAppAccount(ctx context.Context, id string) (*whatsapp.Account, error) {
-	return receiverAccount(w.q.WhatsAppAccount(ctx, id))
+	a, err := w.q.WhatsAppAccount(ctx, id)
+	return w.receiverAccount(ctx, a, err)
 }
 
 func (w whatsappAccounts) AccountByVerifyTokenHash(ctx context.Context, hash string) (*whatsapp.Account, error) {
-	return receiverAccount(w.q.AccountByVerifyTokenHash(ctx, hash))
+	a, err := w.q.AccountByVerifyTokenHash(ctx, hash)
+	return w.receiverAccount(ctx, a, err)
 }
 
-func receiverAccount(a *messaging.Account, err error) (*whatsapp.Account, error) {
+func (w whatsappAccounts) receiverAccount(ctx context.Context, a *messaging.Account, err error) (*whatsapp.Account, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &whatsapp.Account{ID: a.BusinessAccountID, ShopID: a.ShopID, AppSecret: a.AppSecret, VerifyTokenHash: a.VerifyTokenHash}, nil
+	secret, err := w.codec.OpenSecret(ctx, a.ShopID, messaging.SecretLabel, a.AppSecret)
+	if err != nil {
+		return nil, err
+	}
+	return &whatsapp.Account{ID: a.BusinessAccountID, ShopID: a.ShopID, AppSecret: secret, VerifyTokenHash: a.VerifyTokenHash}, nil
 }
 
 // providerConnections adapts the messaging read model to

@@ -138,7 +138,7 @@ Interrupted, it resumes where it stopped when started again with the same projec
 				return usageError{fmt.Errorf("flag --progress: auto, bar, lines or none")}
 			}
 			if cpuProfile != "" {
-				f, err := os.Create(cpuProfile)
+				f, err := os.OpenFile(cpuProfile, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 				if err != nil {
 					return err
 				}

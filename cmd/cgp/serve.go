@@ -18,6 +18,7 @@ import (
 
 	"github.com/cgp-platform/cgp/auth"
 	"github.com/cgp-platform/cgp/domain"
+	"github.com/cgp-platform/cgp/envelope"
 	"github.com/cgp-platform/cgp/eventlog"
 	"github.com/cgp-platform/cgp/httpapi"
 	"github.com/cgp-platform/cgp/idempotency"
@@ -130,7 +131,7 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 		},
 		Reached: func() uint64 { return uint64(a.Runtime.Checkpoints()[tenancy.Name]) },
 	})
-	shops := shopFinder{q: a.Tenancy, cache: gencache.New[string, *ingest.Shop](10_000)}
+	shops := shopFinder{q: a.Tenancy, codec: a.Codec, cache: gencache.New[string, *ingest.Shop](10_000)}
 	a.readModelsChanged = func() {
 		a.Auth.Invalidate()
 		shops.cache.Invalidate()
@@ -167,6 +168,12 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 		_, err := core.Log.HeadPosition(ctx)
 		return err
 	})
+	if wh, ok := core.Log.(eventlog.WriteHealthChecker); ok {
+		// Not ready while the log cannot take writes (a full disk): every
+		// write would be answered 503, so the load balancer should send
+		// traffic elsewhere until a probe write succeeds.
+		a.checks.Add("event_log_writes", wh.WriteHealth)
+	}
 	a.checks.Add("read_models", func(ctx context.Context) error { return store.DB().PingContext(ctx) })
 	a.checks.Add("projections", func(context.Context) error {
 		select {
@@ -348,6 +355,7 @@ func (d directory) ShopPlan(ctx context.Context, shopID string) (domain.Plan, er
 // otherwise a read-model query on the hottest path).
 type shopFinder struct {
 	q     *tenancy.Queries
+	codec *envelope.Codec // opens the sealed webhook secret
 	cache *gencache.Cache[string, *ingest.Shop]
 }
 
@@ -357,7 +365,11 @@ func (f shopFinder) ShopByDomain(ctx context.Context, d string) (*ingest.Shop, e
 		if err != nil {
 			return nil, err
 		}
-		return &ingest.Shop{ID: s.ID, WebhookSecret: s.WebhookSecret}, nil
+		secret, err := f.codec.OpenSecret(ctx, s.ID, tenancy.SecretLabel, s.WebhookSecret)
+		if err != nil {
+			return nil, err
+		}
+		return &ingest.Shop{ID: s.ID, WebhookSecret: secret}, nil
 	})
 }
 

@@ -46,6 +46,12 @@ func (w *writer) add(r *request) {
 
 // begin opens the batch's transaction.
 func (w *writer) begin() error {
+	if m := w.l.maxPages.Load(); m != 0 && m != w.appliedMaxPages {
+		if err := w.execSQL(fmt.Sprintf("PRAGMA max_page_count = %d", m)); err != nil {
+			return err
+		}
+		w.appliedMaxPages = m
+	}
 	if err := w.execSQL("BEGIN IMMEDIATE"); err != nil {
 		return err
 	}
@@ -73,6 +79,7 @@ func (w *writer) commit() {
 		w.abort("commit", err)
 		return
 	}
+	w.l.writeFailed.Store(false)
 	for stream, h := range w.pending {
 		w.heads[stream] = h
 	}
@@ -89,6 +96,7 @@ func (w *writer) commit() {
 // batch with the failure. The cached heads are forgotten: the transaction
 // may have changed them.
 func (w *writer) abort(op string, err error) {
+	w.l.writeFailed.Store(true)
 	if w.inTx {
 		_ = w.execSQL("ROLLBACK")
 	}

@@ -10,10 +10,12 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	sqlite3 "github.com/mattn/go-sqlite3"
 
 	"github.com/cgp-platform/cgp/eventlog"
+	"github.com/cgp-platform/cgp/internal/sqlitedb"
 )
 
 const (
@@ -51,6 +53,14 @@ type Log struct {
 	metaStmt    *sql.Stmt
 	pollConn    *sql.Conn
 	pollVersion int64 // data_version seen by pollConn at Open
+
+	// maxPages caps the database's size in pages (PRAGMA max_page_count
+	// on the writer's connection; 0: SQLite's own maximum), applied by
+	// the writer before its next transaction. writeFailed is set when a
+	// batch failed for a reason of the store (not of a request: a wrong
+	// expected revision is no failure), and cleared when one commits.
+	maxPages    atomic.Int64
+	writeFailed atomic.Bool
 
 	// mu guards closed: Append and the read methods hold it shared while
 	// they enqueue or query, Close takes it exclusively to flip closed.
@@ -139,6 +149,11 @@ func Open(cfg Config) (*Log, error) {
 
 func (l *Log) open() error {
 	ctx := context.Background()
+	// The file (and so the WAL and shared-memory files SQLite adds with
+	// its mode) is the owner's only.
+	if err := sqlitedb.PrivateFile(l.cfg.Path); err != nil {
+		return unavailable("create database file", err)
+	}
 	var err error
 	// The writer's connection: WAL, and synchronous=NORMAL: a commit does
 	// not fsync the WAL, the syncer does, while the writer commits the
@@ -428,6 +443,52 @@ func (l *Log) StreamMetadata(ctx context.Context, stream string) (map[string]str
 	}
 	return meta, nil
 }
+
+// ProbeStream is the stream whose metadata WriteHealth writes to find out
+// whether the log takes writes again.
+const ProbeStream = "$cgp-write-probe"
+
+// probePad makes a probe write need new pages (two, at the default page
+// size), as an append of a few events would: a write that fits in a page
+// already allocated would prove nothing about a full disk.
+var probePad = strings.Repeat("p", 8<<10)
+
+// WriteHealth reports whether the log takes writes (readiness): nil while
+// the last write committed. After a write failed for a reason of the
+// store (a full disk or SQLITE_FULL, an I/O error, a lock held too long)
+// it probes with a real, durable write (ProbeStream's metadata, a few
+// pages) and reports the failure until one succeeds, so a load balancer
+// moves traffic away while the disk is full and back once it is not.
+// Once an fsync has failed it reports that for good (see doc.go).
+func (l *Log) WriteHealth(ctx context.Context) error {
+	if err := l.failure(); err != nil {
+		return err
+	}
+	if !l.writeFailed.Load() {
+		return nil
+	}
+	err := l.SetStreamMetadata(ctx, ProbeStream, map[string]string{"probed_at": l.cfg.Now().UTC().Format(time.RFC3339Nano), "pad": probePad})
+	if err != nil {
+		return fmt.Errorf("the event log takes no writes: %w", err)
+	}
+	return nil
+}
+
+// SetMaxPages caps the size of the database file at n pages (PRAGMA
+// max_page_count; n <= 0 lifts the cap), from the writer's next
+// transaction on. A write that would grow the file past it fails with
+// ErrUnavailable, as it would on a full disk. The cap cannot go below
+// the file's current size (SQLite keeps the larger).
+func (l *Log) SetMaxPages(n int64) {
+	if n <= 0 {
+		n = noPageCap
+	}
+	l.maxPages.Store(n)
+}
+
+// noPageCap is SQLite's largest max_page_count (a larger value is
+// clamped to the build's limit).
+const noPageCap = 4294967294
 
 // SetStreamMetadata replaces the stream's metadata. The old value is kept
 // (the table is append-only); the newest row wins. It is durable on return.

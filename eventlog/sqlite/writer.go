@@ -89,6 +89,8 @@ type writer struct {
 	events       int
 	wroteAppends uint64
 	wroteEvents  uint64
+	// appliedMaxPages is the max_page_count last set on the connection.
+	appliedMaxPages int64
 	// floor is the position of the first event the open transaction
 	// inserted (0 before any): the batch's hold on the read cap.
 	floor int64

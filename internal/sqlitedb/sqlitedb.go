@@ -12,12 +12,13 @@ import (
 	"github.com/mattn/go-sqlite3"
 )
 
-// Connector returns a connector for the file at path. The path is escaped
+// Connector returns a connector for the file at path, created private
+// (PrivateFile) unless the query opens it read-only. The path is escaped
 // into a file: URI, so '?', '#' and '%' in a directory name stay part of it;
 // query holds driver parameters (e.g. "_txlock=immediate"); pragmas run on
 // every new connection.
 func Connector(path, query, pragmas string) driver.Connector {
-	return &connector{dsn: dsn(path, query), driver: &sqlite3.SQLiteDriver{ConnectHook: pragmaHook(pragmas)}}
+	return &connector{path: path, query: query, dsn: dsn(path, query), driver: &sqlite3.SQLiteDriver{ConnectHook: pragmaHook(pragmas)}}
 }
 
 // dsn is the file: URI of path with the driver parameters of query.
@@ -43,6 +44,8 @@ func pragmaHook(pragmas string) func(*sqlite3.SQLiteConn) error {
 }
 
 type connector struct {
+	path   string
+	query  string
 	dsn    string
 	driver *sqlite3.SQLiteDriver
 }
@@ -50,6 +53,9 @@ type connector struct {
 // Connect implements driver.Connector.
 func (c *connector) Connect(ctx context.Context) (driver.Conn, error) {
 	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := privateUnlessReadOnly(c.path, c.query); err != nil {
 		return nil, err
 	}
 	return c.driver.Open(c.dsn)

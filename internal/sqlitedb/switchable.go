@@ -74,6 +74,9 @@ func (s *Switchable) Connect(ctx context.Context) (driver.Conn, error) {
 	if s.opened.Load() && !strings.Contains(query, "mode=") {
 		query = strings.TrimPrefix(query+"&mode=rw", "&")
 	}
+	if err := privateUnlessReadOnly(path, query); err != nil {
+		return nil, err
+	}
 	c, err := s.driver.Open(dsn(path, query))
 	if err != nil {
 		return nil, err

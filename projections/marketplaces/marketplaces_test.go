@@ -11,6 +11,7 @@ import (
 
 	"github.com/cgp-platform/cgp/commands"
 	"github.com/cgp-platform/cgp/domain"
+	"github.com/cgp-platform/cgp/envelope"
 	"github.com/cgp-platform/cgp/eventlog"
 	"github.com/cgp-platform/cgp/internal/testenv"
 	"github.com/cgp-platform/cgp/projections/marketplaces"
@@ -38,6 +39,7 @@ type step struct {
 
 type fixture struct {
 	cmds  *commands.Handler
+	codec *envelope.Codec
 	read  *testenv.ReadSide
 	shops map[string]string // alias → shop id
 }
@@ -46,7 +48,7 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	clock := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 	core := testenv.New(t, func() time.Time { return clock })
-	f := &fixture{cmds: core.Commands, read: core.ReadSide(t, marketplaces.Projector(core.Codec)), shops: map[string]string{}}
+	f := &fixture{cmds: core.Commands, codec: core.Codec, read: core.ReadSide(t, marketplaces.Projector(core.Codec)), shops: map[string]string{}}
 	ctx := context.Background()
 	meta := commands.Meta{Actor: "test", Source: "cli"}
 	acc, err := f.cmds.CreateAccount(ctx, commands.CreateAccount{Name: "Agency", Plan: "agency"}, meta)
@@ -131,6 +133,14 @@ func (f *fixture) snapshot(t *testing.T) []byte {
 		for i := range notes {
 			notes[i].EventID = ""
 		}
+		// Secrets are sealed with the shop's random key: shown opened.
+		for i := range conns {
+			secret, err := f.codec.OpenSecret(ctx, conns[i].ShopID, marketplaces.SecretLabel, conns[i].Secret)
+			if err != nil || !strings.HasPrefix(conns[i].Secret, "sec1:") {
+				t.Fatalf("sealed secret %q: %v", conns[i].Secret, err)
+			}
+			conns[i].Secret = secret
+		}
 		all[alias] = map[string]any{"connections": conns, "orders": orders, "notifications": notes}
 	}
 	out, err := json.MarshalIndent(all, "", "  ")
@@ -155,6 +165,9 @@ func TestQueries(t *testing.T) {
 	q := marketplaces.NewQueries(f.read.DB())
 	ctx := context.Background()
 	c, err := q.Connection(ctx, "tiktok_shop", "7494")
+	if err == nil {
+		c.Secret, err = f.codec.OpenSecret(ctx, c.ShopID, marketplaces.SecretLabel, c.Secret)
+	}
 	if err != nil || c.ShopID != f.shops["A"] || c.Secret != "tiktok-secret-rotated-01" || c.AppKey != "app-2" || c.RotatedAt.IsZero() {
 		t.Fatalf("rotated connection: %+v %v", c, err)
 	}

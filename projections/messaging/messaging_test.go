@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -133,6 +134,12 @@ func TestReadModels(t *testing.T) {
 	ctx := context.Background()
 
 	acc, err := q.WhatsAppAccount(ctx, "11")
+	if err == nil {
+		if !strings.HasPrefix(acc.AppSecret, "sec1:") {
+			t.Fatalf("app secret in clear in the read model: %q", acc.AppSecret)
+		}
+		acc.AppSecret, err = f.Codec.OpenSecret(ctx, acc.ShopID, messaging.SecretLabel, acc.AppSecret)
+	}
 	if err != nil || acc.ShopID != growth || acc.AppSecret != "secret-two-0123456789" || acc.PhoneNumberID != "22" ||
 		acc.VerifyTokenHash != domain.HashToken("verify-two") {
 		t.Fatalf("account after rotation: %+v %v", acc, err)

@@ -84,6 +84,11 @@ CREATE TABLE erased_shops (
 var handledTypes = []string{"AccountCreated", "ShopCreated", "ShopPlanChanged", "ShopScopesUpdated", "AppUninstalled", "AppReinstalled", "ShopErased", "AppSubscriptionUpdated", "TokenIssued", "MasterTokenIssued",
 	"TokenRotated", "TokenRevoked", "PublicKeyIssued", "ImageKeyIssued"}
 
+// SecretLabel binds the sealed webhook secret of shops.webhook_secret
+// (envelope.Codec.SealSecret): Shop.WebhookSecret is sealed, and the
+// receiver opens it with the same label.
+const SecretLabel = "shops.webhook_secret"
+
 // Projector returns the tenancy projector. changed, when not nil, is
 // called after each committed tenancy event (so credential caches can be
 // dropped).
@@ -94,6 +99,13 @@ func Projector(codec *envelope.Codec, changed func()) projections.Projector {
 		Types:      handledTypes,
 		Handle: projections.Decoding(codec, handledTypes,
 			func(ctx context.Context, tx *sql.Tx, _ *eventlog.Event, d envelope.Decoded) error {
+				if ev, ok := d.Event.(*domain.ShopCreated); ok {
+					sealed, err := codec.SealSecret(ctx, ev.ShopID, SecretLabel, ev.WebhookSecret)
+					if err != nil {
+						return err
+					}
+					ev.WebhookSecret = sealed
+				}
 				return apply(ctx, tx, d.Event)
 			}),
 	}
