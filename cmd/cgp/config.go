@@ -16,8 +16,8 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
 
-	"github.com/cgp-platform/cgp/httpapi"
 	"github.com/cgp-platform/cgp/eventlog"
+	"github.com/cgp-platform/cgp/httpapi"
 	"github.com/cgp-platform/cgp/intelligence"
 	"github.com/cgp-platform/cgp/projections"
 )
