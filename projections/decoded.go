@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 
+	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/envelope"
 	"github.com/cgp-platform/cgp/eventlog"
 )
@@ -34,5 +35,25 @@ func Decoding(codec *envelope.Codec, types []string, apply DecodedHandler) func(
 			return err
 		}
 		return apply(ctx, tx, &e, d)
+	}
+}
+
+// Sealing returns apply with the secrets of an event that carries any
+// (domain.SecretHolder) sealed first with the event's shop key under
+// label (envelope.Codec.SealSecret), so that the read model holds no
+// secret in clear; its queries return them sealed and the one that uses a
+// secret opens it with the same label and shop.
+func Sealing(codec *envelope.Codec, label string, apply DecodedHandler) DecodedHandler {
+	return func(ctx context.Context, tx *sql.Tx, e *eventlog.Event, d envelope.Decoded) error {
+		if h, ok := d.Event.(domain.SecretHolder); ok {
+			for _, s := range h.Secrets() {
+				sealed, err := codec.SealSecret(ctx, e.ShopID, label, *s)
+				if err != nil {
+					return err
+				}
+				*s = sealed
+			}
+		}
+		return apply(ctx, tx, e, d)
 	}
 }

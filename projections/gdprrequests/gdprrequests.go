@@ -78,7 +78,7 @@ func Projector(codec *envelope.Codec, requested func()) projections.Projector {
 		Name:       Name,
 		Migrations: migrations,
 		Types:      Types,
-		Handle:     projections.Decoding(codec, Types, sealing(codec, apply)),
+		Handle:     projections.Decoding(codec, Types, projections.Sealing(codec, SecretLabel, apply)),
 	}
 	if requested != nil {
 		p.Committed = func(e eventlog.Event) {
@@ -142,19 +142,3 @@ func apply(ctx context.Context, tx *sql.Tx, e *eventlog.Event, d envelope.Decode
 // (envelope.Codec.SealSecret): the secret the queries return is sealed,
 // and the receiver opens it with the same label and the shop id.
 const SecretLabel = "gdpr_settings.signing_secret"
-
-// sealing seals the secret an event carries before apply writes it: the
-// read model holds no secret in clear.
-func sealing(codec *envelope.Codec, apply func(context.Context, *sql.Tx, *eventlog.Event, envelope.Decoded) error) func(context.Context, *sql.Tx, *eventlog.Event, envelope.Decoded) error {
-	return func(ctx context.Context, tx *sql.Tx, e *eventlog.Event, d envelope.Decoded) error {
-		var err error
-		switch ev := d.Event.(type) {
-		case *domain.ShopPrivacySettingsChanged:
-			ev.SigningSecret, err = codec.SealSecret(ctx, ev.ShopID, SecretLabel, ev.SigningSecret)
-		}
-		if err != nil {
-			return err
-		}
-		return apply(ctx, tx, e, d)
-	}
-}

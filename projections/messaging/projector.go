@@ -133,7 +133,7 @@ func Projector(codec *envelope.Codec) projections.Projector {
 		Name:       Name,
 		Migrations: migrations,
 		Types:      handledTypes,
-		Handle:     projections.Decoding(codec, handledTypes, sealing(codec, apply)),
+		Handle:     projections.Decoding(codec, handledTypes, projections.Sealing(codec, SecretLabel, apply)),
 	}
 }
 
@@ -260,21 +260,3 @@ func applyStatus(ctx context.Context, tx *sql.Tx, ev *domain.MessageStatusReport
 // (envelope.Codec.SealSecret): the secret the queries return is sealed,
 // and the receiver opens it with the same label and the shop id.
 const SecretLabel = "whatsapp_accounts.app_secret"
-
-// sealing seals the secret an event carries before apply writes it: the
-// read model holds no secret in clear.
-func sealing(codec *envelope.Codec, apply func(context.Context, *sql.Tx, *eventlog.Event, envelope.Decoded) error) func(context.Context, *sql.Tx, *eventlog.Event, envelope.Decoded) error {
-	return func(ctx context.Context, tx *sql.Tx, e *eventlog.Event, d envelope.Decoded) error {
-		var err error
-		switch ev := d.Event.(type) {
-		case *domain.WhatsAppAccountConnected:
-			ev.AppSecret, err = codec.SealSecret(ctx, ev.ShopID, SecretLabel, ev.AppSecret)
-		case *domain.WhatsAppAccountCredentialsRotated:
-			ev.AppSecret, err = codec.SealSecret(ctx, ev.ShopID, SecretLabel, ev.AppSecret)
-		}
-		if err != nil {
-			return err
-		}
-		return apply(ctx, tx, e, d)
-	}
-}

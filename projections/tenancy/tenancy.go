@@ -97,17 +97,10 @@ func Projector(codec *envelope.Codec, changed func()) projections.Projector {
 		Name:       Name,
 		Migrations: migrations,
 		Types:      handledTypes,
-		Handle: projections.Decoding(codec, handledTypes,
+		Handle: projections.Decoding(codec, handledTypes, projections.Sealing(codec, SecretLabel,
 			func(ctx context.Context, tx *sql.Tx, _ *eventlog.Event, d envelope.Decoded) error {
-				if ev, ok := d.Event.(*domain.ShopCreated); ok {
-					sealed, err := codec.SealSecret(ctx, ev.ShopID, SecretLabel, ev.WebhookSecret)
-					if err != nil {
-						return err
-					}
-					ev.WebhookSecret = sealed
-				}
 				return apply(ctx, tx, d.Event)
-			}),
+			})),
 	}
 	if changed != nil {
 		want := map[string]bool{}
