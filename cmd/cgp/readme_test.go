@@ -67,7 +67,7 @@ func TestREADMEFirstScreenIsTheQuickStart(t *testing.T) {
 func TestREADMEQuickStartWorksWhenPasted(t *testing.T) {
 	for _, tool := range []string{"sh", "curl", "openssl", "base64"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not installed: %v", tool, err)
+			t.Fatalf("%s not installed (.ci/run installs it): %v", tool, err)
 		}
 	}
 	_, lines := quickStart(t)
