@@ -112,11 +112,12 @@ func (w *writeRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // credentials read model is behind the log's head (a token issued an
 // instant ago, by this server or by another process writing the same log,
 // may not be folded yet), it waits until the read model reached the head,
-// bounded by httpapi.MaxWait, and reports true: the caller looks the
-// credential up once more. When the read model is not behind, nothing
-// waits: an unknown credential is refused at once. A wait that runs out
-// reports false (the credential is refused and counted as a failure, so
-// that a lagging read model never grants free guesses).
+// bounded by httpapi.MaxWait. Either way it reports true: the caller looks
+// the credential up once more, since the read model may have folded it
+// between the lookup that missed and the read of its position (a read
+// model found at the head is no proof that the miss saw that state). A
+// wait that runs out reports false (the credential is refused and counted
+// as a failure, so that a lagging read model never grants free guesses).
 func (a *Authenticator) catchUp(ctx context.Context) (bool, error) {
 	if a.cfg.Head == nil || a.cfg.Reached == nil || a.cfg.WaitFor == nil {
 		return false, nil
@@ -126,7 +127,7 @@ func (a *Authenticator) catchUp(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	if a.cfg.Reached() >= head {
-		return false, nil
+		return true, nil
 	}
 	err = httpapi.WaitBounded(ctx, head, a.cfg.WaitFor)
 	var he *httpapi.Error

@@ -110,7 +110,8 @@ func TestUnknownTokenLooksUpAgainOnlyWhileBehind(t *testing.T) {
 	if got := creds.calls(); len(got) != 1 || got[0] != 12 {
 		t.Fatalf("credential waits %v, want one for the head 12", got)
 	}
-	// Not behind: an unknown token is refused without waiting.
+	// Not behind: an unknown token is refused without waiting (after a
+	// second lookup, which finds nothing either).
 	unknown, _ := domain.NewAdminToken("live")
 	if c := call(h, unknown); c != 401 || len(creds.calls()) != 1 {
 		t.Fatalf("unknown token with the read model at the head: %d, waits %v", c, creds.calls())
@@ -134,5 +135,46 @@ func TestWaitForPositionHonouredOnlyAfterAuthentication(t *testing.T) {
 	}
 	if got := call(h, raw, httpapi.HeaderWaitForPosition, "900"); got != 204 || len(creds.calls()) != 1 || creds.calls()[0] != 900 {
 		t.Fatalf("authenticated: %d, waits %v", got, creds.calls())
+	}
+}
+
+// foldsOnMiss is a token directory whose token is folded right after the
+// first lookup missed it: the read model catches up between the miss and
+// the moment the authenticator reads the position it reached.
+type foldsOnMiss struct {
+	mu     sync.Mutex
+	tok    *auth.Token
+	misses int
+}
+
+func (f *foldsOnMiss) TokenByHash(context.Context, string) (*auth.Token, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.misses == 0 {
+		f.misses++
+		return nil, domain.NotFound("token")
+	}
+	return f.tok, nil
+}
+
+// TestTokenFoldedBetweenMissAndCatchUp: the lookup misses a token issued
+// an instant ago, and by the time the authenticator asks how far the
+// credentials read model got, it has folded the token and reached the
+// head. The token must still be accepted (it once was answered 401 under
+// load: nothing looked it up again).
+func TestTokenFoldedBetweenMissAndCatchUp(t *testing.T) {
+	raw, _ := domain.NewAdminToken("live")
+	dir := &foldsOnMiss{tok: &auth.Token{ID: "tok_1", ShopID: "shop_1", Hash: domain.HashToken(raw),
+		Scopes: []domain.Scope{"*"}, ShopPlan: domain.PlanAgency}}
+	creds := &waits{}
+	a := auth.New(auth.Config{Tokens: dir, WaitFor: creds.wait,
+		Head:    func(context.Context) (uint64, error) { return 12, nil },
+		Reached: func() uint64 { return 12 }})
+	h := a.Require("", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(204) }))
+	if c := call(h, raw); c != 204 {
+		t.Fatalf("token folded between the miss and the catch-up: %d, want 204", c)
+	}
+	if got := creds.calls(); len(got) != 0 {
+		t.Fatalf("waited %v with the read model at the head", got)
 	}
 }
