@@ -67,10 +67,10 @@ type Config struct {
 	WaitReads func(ctx context.Context, pos uint64) error
 	// Head returns the position of the newest event of the log, and
 	// Reached the position the credentials read model reached. With
-	// both, a credential unknown on lookup while the read model is behind
-	// the head is looked up again once it caught up (bounded by
-	// httpapi.MaxWait), so a token works on its very first request. Nil:
-	// an unknown credential is refused at once.
+	// both, a credential unknown on lookup is looked up once more after
+	// the read model reached the head (waiting, bounded by
+	// httpapi.MaxWait, only while it is behind), so a token works on its
+	// very first request. Nil: an unknown credential is refused at once.
 	Head    func(ctx context.Context) (uint64, error)
 	Reached func() uint64
 	// OnAlert is called once when an address crosses the alert threshold
