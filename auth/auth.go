@@ -267,7 +267,7 @@ func (a *Authenticator) Authenticate(r *http.Request) (Principal, error) {
 		return Principal{}, a.failed(r, httpapi.InvalidToken())
 	}
 	hash := domain.HashToken(raw)
-	tok, err := findFresh(r.Context(), a, func() (*Token, error) { return a.lookup(r.Context(), hash) })
+	tok, err := FindFresh(r.Context(), a, func() (*Token, error) { return a.lookup(r.Context(), hash) })
 	if domain.ErrorCode(err) == domain.CodeNotFound || isInvalidToken(err) {
 		return Principal{}, a.failed(r, httpapi.InvalidToken())
 	}

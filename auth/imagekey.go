@@ -58,7 +58,7 @@ func (a *Authenticator) authenticateImageKey(r *http.Request, keys ImageKeyFinde
 		}
 	}
 	hash := domain.HashToken(raw)
-	k, err := findFresh(r.Context(), a, func() (*ImageKey, error) { return keys.ImageKeyByHash(r.Context(), hash) })
+	k, err := FindFresh(r.Context(), a, func() (*ImageKey, error) { return keys.ImageKeyByHash(r.Context(), hash) })
 	if domain.ErrorCode(err) == domain.CodeNotFound {
 		return ImageKeyPrincipal{}, a.failed(r, httpapi.InvalidToken())
 	}

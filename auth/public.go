@@ -67,7 +67,7 @@ func (a *Authenticator) admitPublic(w http.ResponseWriter, r *http.Request, shop
 		if _, ok := domain.ParseCredential(domain.PublicKeyPrefix, raw); !ok {
 			return "", a.failed(r, httpapi.InvalidToken())
 		}
-		shop, err := findFresh(r.Context(), a, func() (string, error) { return shops.PublicKeyShop(r.Context(), domain.HashToken(raw)) })
+		shop, err := FindFresh(r.Context(), a, func() (string, error) { return shops.PublicKeyShop(r.Context(), domain.HashToken(raw)) })
 		if domain.ErrorCode(err) == domain.CodeNotFound {
 			return "", a.failed(r, httpapi.InvalidToken())
 		}
@@ -88,7 +88,7 @@ func (a *Authenticator) admitPublic(w http.ResponseWriter, r *http.Request, shop
 		return "", originRefused()
 	}
 	var allowed []string
-	shop, err := findFresh(r.Context(), a, func() (s string, err error) {
+	shop, err := FindFresh(r.Context(), a, func() (s string, err error) {
 		s, allowed, err = shops.ShopCORS(r.Context(), d)
 		return s, err
 	})

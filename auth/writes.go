@@ -137,10 +137,13 @@ func (a *Authenticator) catchUp(ctx context.Context) (bool, error) {
 	return err == nil, err
 }
 
-// findFresh calls find, and when it reports not found, calls it once more
-// after catchUp waited for the credentials read model: what find looks for
-// may have been issued an instant ago.
-func findFresh[T any](ctx context.Context, a *Authenticator, find func() (T, error)) (T, error) {
+// FindFresh calls find, and when it reports not found (domain code
+// not_found), calls it once more after the credentials read model reached
+// the log's head (waiting, bounded, only while it is behind): what find
+// looks for (a token, a key, a shop and its webhook secret) may have been
+// issued an instant ago, by this server or another process writing the
+// same log.
+func FindFresh[T any](ctx context.Context, a *Authenticator, find func() (T, error)) (T, error) {
 	v, err := find()
 	if domain.ErrorCode(err) != domain.CodeNotFound {
 		return v, err

@@ -352,3 +352,21 @@ func TestMaxWaitForPositionBoundsTheWait(t *testing.T) {
 		t.Fatalf("a position never reached: %d %v %s", r.status, r.header, r.body)
 	}
 }
+
+// TestShopWorksOnItsFirstDelivery: a shop made by `cgp shops create` (another
+// process writing the same log) while the server runs takes its very
+// first signed delivery, sent at once: its webhook secret is a credential
+// handed out like a token. Before, the delivery got 401 invalid_signature
+// until the tenancy read model had folded the shop (seen once under load
+// in the README quick-start test).
+func TestShopWorksOnItsFirstDelivery(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, dir)
+	for i := range 5 {
+		tn := newTenant(t, dir, fmt.Sprintf("first-delivery-%d.example.com", i), "agency", "customers:read")
+		body := customerPayload(int64(7000+i), fmt.Sprintf("first%d@example.com", i), 0, "0.00", "2026-11-01T10:00:00Z")
+		if r := s.webhook(t, tn, "customers/create", fmt.Sprintf("first-delivery-%d", i), body); r.status != 200 {
+			t.Fatalf("shop %d on its first delivery: %d %s", i, r.status, r.body)
+		}
+	}
+}

@@ -131,7 +131,7 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 		},
 		Reached: func() uint64 { return uint64(a.Runtime.Checkpoints()[tenancy.Name]) },
 	})
-	shops := shopFinder{q: a.Tenancy, codec: a.Codec, cache: gencache.New[string, *ingest.Shop](10_000)}
+	shops := shopFinder{q: a.Tenancy, codec: a.Codec, auth: a.Auth, cache: gencache.New[string, *ingest.Shop](10_000)}
 	a.readModelsChanged = func() {
 		a.Auth.Invalidate()
 		shops.cache.Invalidate()
@@ -353,23 +353,30 @@ func (d directory) ShopPlan(ctx context.Context, shopID string) (domain.Plan, er
 // shopFinder adapts the tenancy read model to ingest.ShopFinder, with a
 // cache dropped on every tenancy change (one lookup per delivery is
 // otherwise a read-model query on the hottest path).
+// A shop created an instant ago (by this server or by `cgp shops create`
+// writing the same log) is found on its first delivery: an unknown domain
+// is looked up once more after the tenancy read model reached the log's
+// head (auth.FindFresh).
 type shopFinder struct {
 	q     *tenancy.Queries
 	codec *envelope.Codec // opens the sealed webhook secret
+	auth  *auth.Authenticator
 	cache *gencache.Cache[string, *ingest.Shop]
 }
 
 func (f shopFinder) ShopByDomain(ctx context.Context, d string) (*ingest.Shop, error) {
-	return f.cache.Get(domain.NormalizeDomain(d), func() (*ingest.Shop, error) {
-		s, err := f.q.ShopByDomain(ctx, d)
-		if err != nil {
-			return nil, err
-		}
-		secret, err := f.codec.OpenSecret(ctx, s.ID, tenancy.SecretLabel, s.WebhookSecret)
-		if err != nil {
-			return nil, err
-		}
-		return &ingest.Shop{ID: s.ID, WebhookSecret: secret}, nil
+	return auth.FindFresh(ctx, f.auth, func() (*ingest.Shop, error) {
+		return f.cache.Get(domain.NormalizeDomain(d), func() (*ingest.Shop, error) {
+			s, err := f.q.ShopByDomain(ctx, d)
+			if err != nil {
+				return nil, err
+			}
+			secret, err := f.codec.OpenSecret(ctx, s.ID, tenancy.SecretLabel, s.WebhookSecret)
+			if err != nil {
+				return nil, err
+			}
+			return &ingest.Shop{ID: s.ID, WebhookSecret: secret}, nil
+		})
 	})
 }
 
