@@ -105,36 +105,32 @@ func newExporter(a *App) *exporter {
 	}
 }
 
-// startDataExports runs the exporter until ctx ends: a pass at once, then
-// one on every new request and every poll interval. The channel is closed
-// once it has stopped.
-func (a *App) startDataExports(ctx context.Context) <-chan struct{} {
-	done := make(chan struct{})
+// runDataExports runs the exporter until ctx ends: a pass at once, then
+// one on every new request and every poll interval. It is nil when no
+// gdpr_requests projector is registered.
+func (a *App) runDataExports() func(ctx context.Context) error {
 	poll := a.Config.exportPoll
 	if poll <= 0 {
 		poll = defaultExportPoll
 	}
 	wake := a.exportWake
 	if wake == nil { // no gdpr_requests projector registered
-		close(done)
-		return done
+		return nil
 	}
-	x := newExporter(a)
-	go func() {
-		defer close(done)
+	return func(ctx context.Context) error {
+		x := newExporter(a)
 		t := time.NewTicker(poll)
 		defer t.Stop()
 		for {
 			x.pass(ctx)
 			select {
 			case <-ctx.Done():
-				return
+				return nil
 			case <-t.C:
 			case <-wake:
 			}
 		}
-	}()
-	return done
+	}
 }
 
 // pass attempts every due request once.

@@ -55,23 +55,20 @@ func newDIScheduler(a *App, at time.Duration) *intelligence.Scheduler {
 // startDISchedule starts the daily decision-intelligence schedule
 // (--di-daily-at; nothing when off) until ctx ends: a pass at once, the
 // catch-up after downtime, then one a minute. The channel is closed once
-// it has stopped.
-func (a *App) startDISchedule(ctx context.Context) <-chan struct{} {
-	done := make(chan struct{})
+// it has stopped. It is nil when the schedule is off.
+func (a *App) runDISchedule() func(ctx context.Context) error {
 	at, on, err := intelligence.ParseDailyAt(a.Config.DIDailyAt)
 	if err != nil || !on { // err: Config.Validate rejected it already
-		close(done)
-		return done
+		return nil
 	}
 	now := a.Config.diClock
 	if now == nil {
 		now = time.Now
 	}
-	s := newDIScheduler(a, at)
-	a.Logger.Info().Str("daily_at", a.Config.DIDailyAt).Msg("decision-intelligence schedule started")
-	go func() {
-		defer close(done)
+	return func(ctx context.Context) error {
+		s := newDIScheduler(a, at)
+		a.Logger.Info().Str("daily_at", a.Config.DIDailyAt).Msg("decision-intelligence schedule started")
 		s.Loop(ctx, now, intelligence.DefaultTick)
-	}()
-	return done
+		return nil
+	}
 }

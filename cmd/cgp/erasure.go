@@ -83,8 +83,8 @@ const erasureFollowupEvery = 200 * time.Millisecond
 // naming the customer are forgotten, the warehouse's old versions of its
 // profile are erased, and the read models' WAL is checkpointed so no
 // copy of the nulled values stays in it (secure_delete zeroes freed
-// pages). It returns a channel closed when the loop stopped.
-func (a *App) startErasureFollowups(ctx context.Context) <-chan struct{} {
+// pages). It returns when ctx ends.
+func (a *App) runErasureFollowups(ctx context.Context) error {
 	q := erasure.NewQueries(a.Store.DB())
 	return everyTick(ctx, erasureFollowupEvery, func(ctx context.Context) {
 		if err := a.followUpErasures(ctx, q); err != nil && ctx.Err() == nil {

@@ -31,7 +31,7 @@ const defaultRetentionEvery = time.Minute
 //     truncated so the deleted rows live on neither there nor
 //     (secure_delete) in free pages. They are durable: the reactor records
 //     them in the read models (shop_erasure_pending) with ShopErased.
-func (a *App) startRetention(ctx context.Context) <-chan struct{} {
+func (a *App) runRetention(ctx context.Context) error {
 	every := a.Config.retentionEvery
 	if every <= 0 {
 		every = defaultRetentionEvery

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
 
+	"github.com/cgp-platform/cgp/app"
 	"github.com/cgp-platform/cgp/auth"
 	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/envelope"
@@ -245,32 +246,27 @@ func (a *App) Serve(ctx context.Context, ln net.Listener, grace time.Duration) e
 	if err != nil {
 		return err
 	}
-	runCtx, cancelRuntime := context.WithCancel(context.WithoutCancel(ctx))
-	runtimeDone := make(chan error, 1)
-	go func() { runtimeDone <- a.Runtime.Run(runCtx) }()
-	usesDone := make(chan struct{})
-	go func() {
-		defer close(usesDone)
-		a.Auth.LastUsed.Run(runCtx, a.LastUse, 5*time.Second, func(err error) {
+	// The jobs outlive ctx: they stop after the in-flight requests drained,
+	// within the shutdown hook's time.
+	jobs := app.NewSupervisor(a.Logger)
+	jobs.Add("projections", a.Runtime.Run)
+	jobs.Add("token_last_use", func(ctx context.Context) error {
+		a.Auth.LastUsed.Run(ctx, a.LastUse, 5*time.Second, func(err error) {
 			a.Logger.Warn().Err(err).Msg("saving token last-use times and request counts")
 		})
-	}()
-	diDone := a.startDISchedule(runCtx)               // dischedule.go
-	versionsDone := a.followReadModelVersions(runCtx) // replay.go
-	warehouseDone := a.startWarehouse(runCtx)         // warehouse.go
-	erasureDone := a.startErasureFollowups(runCtx)    // erasure.go
-	retentionDone := a.startRetention(runCtx)         // retention.go
-	exportsDone := a.startDataExports(runCtx)         // dataexport.go
-	srv.OnShutdown(func(context.Context) error {
-		cancelRuntime()
-		<-usesDone      // the last flush of last-use times is done
-		<-diDone        // the daily decision-intelligence schedule stopped
-		<-versionsDone  // no switch of read-model version under way
-		<-warehouseDone // the shipper stopped
-		<-erasureDone   // no erasure follow-up under way
-		<-retentionDone // the countdown and shop-erasure follow-ups stopped
-		<-exportsDone   // no data export under way
-		return errors.Join(a.Runtime.Close(), <-runtimeDone)
+		return nil
+	})
+	jobs.Add("di_schedule", a.runDISchedule())                 // dischedule.go
+	jobs.Add("read_model_versions", a.followReadModelVersions) // replay.go
+	jobs.Add("warehouse", a.runWarehouse())                    // warehouse.go
+	jobs.Add("erasure_followups", a.runErasureFollowups)       // erasure.go
+	jobs.Add("retention", a.runRetention)                      // retention.go
+	jobs.Add("data_exports", a.runDataExports())               // dataexport.go
+	jobs.Start(context.WithoutCancel(ctx))
+	srv.OnShutdown(func(ctx context.Context) error {
+		stopCtx, cancel := context.WithTimeout(ctx, grace)
+		defer cancel()
+		return errors.Join(jobs.Stop(stopCtx), a.Runtime.Close())
 	})
 	return srv.Run(ctx)
 }
