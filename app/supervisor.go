@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/rs/zerolog"
 	"golang.org/x/sync/errgroup"
@@ -111,5 +112,20 @@ func (s *Supervisor) Stop(ctx context.Context) error {
 		s.mu.Unlock()
 		slices.Sort(left)
 		return errors.Join(fmt.Errorf("background jobs still running after the grace period: %v", left), ctx.Err())
+	}
+}
+
+// EveryTick runs pass at once and then every interval until ctx ends, and
+// returns nil then (after the pass under way, if any): a periodic job.
+func EveryTick(ctx context.Context, every time.Duration, pass func(ctx context.Context)) error {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		pass(ctx)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
 	}
 }

@@ -10,19 +10,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cgp-platform/cgp/domain"
-	"github.com/cgp-platform/cgp/projections"
 	"github.com/cgp-platform/cgp/projections/campaigns"
 	"github.com/cgp-platform/cgp/projections/messaging"
 	"github.com/cgp-platform/cgp/readapi"
 	"github.com/cgp-platform/cgp/writeapi"
 )
-
-// campaignsProjectors returns the projectors (and reactors) of campaigns:
-// the campaigns read model and the template reactor, which pauses and
-// resumes campaigns and journeys on their template's state.
-func campaignsProjectors(a *App) []projections.Projector {
-	return []projections.Projector{campaigns.Projector(a.Codec), templateReactor(a)}
-}
 
 // mountCampaigns registers the admin API's campaigns endpoints on r; idem is
 // the Idempotency-Key middleware for writes.

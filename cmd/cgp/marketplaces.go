@@ -15,14 +15,8 @@ import (
 	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/envelope"
 	"github.com/cgp-platform/cgp/ingest/marketplace"
-	"github.com/cgp-platform/cgp/projections"
 	"github.com/cgp-platform/cgp/projections/marketplaces"
 )
-
-// marketplacesProjectors returns the projectors of the marketplaces read models.
-func marketplacesProjectors(a *App) []projections.Projector {
-	return []projections.Projector{marketplaces.Projector(a.Codec)}
-}
 
 // mountMarketplaces registers the marketplaces receivers on r.
 func mountMarketplaces(a *App, cfg Config, r *mux.Router) {

@@ -13,14 +13,8 @@ import (
 	"github.com/cgp-platform/cgp/envelope"
 	"github.com/cgp-platform/cgp/ingest/providers"
 	"github.com/cgp-platform/cgp/ingest/whatsapp"
-	"github.com/cgp-platform/cgp/projections"
 	"github.com/cgp-platform/cgp/projections/messaging"
 )
-
-// messagingProjectors returns the projectors of the messaging read models.
-func messagingProjectors(a *App) []projections.Projector {
-	return []projections.Projector{messaging.Projector(a.Codec)}
-}
 
 // mountMessaging registers the messaging receivers on r: the messaging
 // platform at /webhooks/whatsapp and the providers' callbacks at

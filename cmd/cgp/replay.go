@@ -146,7 +146,7 @@ Interrupted, it resumes where it stopped when started again with the same projec
 			return withCore(cmd.Context(), cfg, stderr, func(c *Core) error {
 				a := &App{Core: c}
 				res, err := replay.Run(cmd.Context(), replay.Config{Dir: cfg.DataDir, Log: c.Log,
-					Projectors: allProjectors(a, func() {}), Only: only, Batch: batch, Progress: p, Logger: c.Logger})
+					Projectors: allProjectors(a, func() {}), Reactors: allReactors(a), Only: only, Batch: batch, Progress: p, Logger: c.Logger})
 				if err != nil {
 					if errors.Is(err, context.Canceled) {
 						return fmt.Errorf("replay interrupted; run it again to resume: %w", err)

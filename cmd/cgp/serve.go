@@ -68,12 +68,15 @@ type App struct {
 	exportWake chan struct{}
 	// projectorNames are the registered projectors and reactors.
 	projectorNames []string
+	// erasures are the GDPR module's processes (app.Erasures).
+	erasures *app.Erasures
 }
 
 // OpenApp opens every store and builds the HTTP handler. It starts nothing:
 // Serve does.
 func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
-	a := &App{Core: core, Registry: prometheus.NewRegistry(), dataDir: cfg.DataDir, versionPoll: cfg.versionPoll}
+	a := &App{Core: core, Registry: prometheus.NewRegistry(), dataDir: cfg.DataDir, versionPoll: cfg.versionPoll,
+		erasures: &app.Erasures{}}
 	a.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	rmPath, err := replay.Current(cfg.DataDir)
 	if err != nil {
@@ -137,7 +140,8 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 		a.Auth.Invalidate()
 		shops.cache.Invalidate()
 	}
-	for _, p := range allProjectors(a, a.readModelsChanged) {
+	d := a.deps(a.readModelsChanged, true)
+	for _, p := range append(app.Projectors(d), app.Reactors(d)...) {
 		if err := store.Migrate(ctx, p.Name, p.Migrations); err != nil {
 			return nil, errors.Join(fmt.Errorf("migrate %s: %w", p.Name, err), store.Close())
 		}
@@ -153,6 +157,9 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 	if err := a.migrateOutbox(ctx); err != nil {
 		return nil, errors.Join(err, a.closeWarehouse(), store.Close())
 	}
+	*a.erasures = app.Erasures{Store: store, Warehouse: a.Warehouse, Idempotency: a.Idempotency, LastUse: a.LastUse, Vault: a.Vault,
+		Commands: a.Commands, Tenancy: a.Tenancy, Registered: func() []string { return a.projectorNames },
+		RetentionEvery: cfg.retentionEvery, Now: cfg.retentionClock, Logger: a.Logger}
 	a.Customers = customers.NewQueries(store.DB())
 	a.Commerce = commerce.NewQueries(store.DB())
 
@@ -219,24 +226,33 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 	return a, nil
 }
 
-// allProjectors returns every projector and reactor of the service, in the
-// order the server registers them; a replay registers the same.
-// tenancyChanged is called after each change of the tenancy read model.
-func allProjectors(a *App, tenancyChanged func()) []projections.Projector {
-	projectors := []projections.Projector{tenancy.Projector(a.Codec, tenancyChanged), customers.Projector(a.Codec, nil),
-		commerce.Projector(a.Codec)}
-	projectors = append(projectors, messagingProjectors(a)...)
-	projectors = append(projectors, marketplacesProjectors(a)...)
-	projectors = append(projectors, campaignsProjectors(a)...)
-	projectors = append(projectors, journeysProjectors(a)...)
-	projectors = append(projectors, intelligenceProjectors(a)...)
-	projectors = append(projectors, attributionProjectors(a)...)
-	projectors = append(projectors, auditProjectors(a)...)
-	projectors = append(projectors, erasureReactor(a))
-	projectors = append(projectors, shopErasureProjectors(a)...)
-	projectors = append(projectors, gdprProjectors(a)...)
-	return projectors
+// deps are the modules' dependencies in this process (app.Modules).
+// Without acting (a replay, or listing names) no reactor or projector is
+// given the commands or the erase pipeline.
+func (a *App) deps(tenancyChanged func(), acting bool) app.Deps {
+	d := app.Deps{Codec: a.Codec, TenancyChanged: tenancyChanged}
+	if acting {
+		if a.exportWake == nil {
+			a.exportWake = make(chan struct{}, 1)
+		}
+		d.Commands = a.Core.Commands
+		d.ExportRequested = a.exportRequested
+		d.ShopErasure = a.erasures.ReactShopErasure
+		d.Vault = a.Vault
+	}
+	return d
 }
+
+// allProjectors returns every projector of the service (the modules'
+// read models), in the order the server registers them; a replay rebuilds
+// the same, built without acting.
+func allProjectors(a *App, tenancyChanged func()) []projections.Projector {
+	return app.Projectors(a.deps(tenancyChanged, false))
+}
+
+// allReactors returns every reactor of the service, built without acting
+// (names, tables; a replay copies them).
+func allReactors(a *App) []projections.Projector { return app.Reactors(a.deps(nil, false)) }
 
 // Serve runs the projections and the HTTP server on ln until ctx ends,
 // then drains in-flight requests, stops the projections and flushes the
@@ -259,9 +275,9 @@ func (a *App) Serve(ctx context.Context, ln net.Listener, grace time.Duration) e
 	jobs.Add("di_schedule", a.runDISchedule())                 // dischedule.go
 	jobs.Add("read_model_versions", a.followReadModelVersions) // replay.go
 	jobs.Add("warehouse", a.runWarehouse())                    // warehouse.go
-	jobs.Add("erasure_followups", a.runErasureFollowups)       // erasure.go
-	jobs.Add("retention", a.runRetention)                      // retention.go
-	jobs.Add("data_exports", a.runDataExports())               // dataexport.go
+	jobs.Add("erasure_followups", a.erasures.FollowupsJob)
+	jobs.Add("retention", a.erasures.RetentionJob)
+	jobs.Add("data_exports", a.runDataExports()) // dataexport.go
 	jobs.Start(context.WithoutCancel(ctx))
 	srv.OnShutdown(func(ctx context.Context) error {
 		stopCtx, cancel := context.WithTimeout(ctx, grace)
