@@ -24,6 +24,7 @@ type Job struct {
 // stops when the supervisor's ctx ends, and reports a failure the same way
 // (logged once with the job's name when it happens, and returned by Wait).
 // A failing job stops only itself: the others, and the HTTP surface, go on.
+// A job that returns its context's cancellation after Stop stopped cleanly.
 type Supervisor struct {
 	logger zerolog.Logger
 	jobs   []Job
@@ -77,6 +78,9 @@ func (s *Supervisor) Start(ctx context.Context) {
 				s.mu.Lock()
 				delete(s.running, j.Name)
 				s.mu.Unlock()
+				if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
+					err = nil // stopped while it was busy: a clean stop
+				}
 				if err != nil {
 					err = fmt.Errorf("job %s: %w", j.Name, err)
 					s.logger.Error().Err(err).Str("job", j.Name).Msg("background job failed")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -110,4 +111,25 @@ func (b *lockedBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// A job interrupted by Stop in the middle of its work returns ctx's
+// error: that is a clean stop, not a failure.
+func TestSupervisorTakesACancelledJobForAStoppedOne(t *testing.T) {
+	var logs lockedBuffer
+	s := app.NewSupervisor(zerolog.New(&logs))
+	started := make(chan struct{})
+	s.Add("busy", func(ctx context.Context) error {
+		close(started)
+		<-ctx.Done()
+		return fmt.Errorf("after reload: %w", ctx.Err())
+	})
+	s.Start(context.Background())
+	<-started
+	if err := s.Stop(context.Background()); err != nil {
+		t.Fatalf("Stop = %v, want nil", err)
+	}
+	if strings.Contains(logs.String(), "failed") {
+		t.Fatalf("a stopped job was logged as failed: %s", logs.String())
+	}
 }

@@ -19,7 +19,6 @@ import (
 	"github.com/cgp-platform/cgp/app"
 	"github.com/cgp-platform/cgp/auth"
 	"github.com/cgp-platform/cgp/domain"
-	"github.com/cgp-platform/cgp/envelope"
 	"github.com/cgp-platform/cgp/eventlog"
 	"github.com/cgp-platform/cgp/httpapi"
 	"github.com/cgp-platform/cgp/idempotency"
@@ -113,7 +112,7 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 		return nil, errors.Join(fmt.Errorf("rate limits: %w", err), a.LastUse.Close(), store.Close())
 	}
 	a.Auth = auth.New(auth.Config{
-		Tokens: tokenFinder{a.Tenancy},
+		Tokens: app.Tokens{Q: a.Tenancy},
 		WaitFor: func(ctx context.Context, pos uint64) error {
 			return a.Runtime.WaitFor(ctx, pos, tenancy.Name)
 		},
@@ -135,10 +134,10 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 		},
 		Reached: func() uint64 { return uint64(a.Runtime.Checkpoints()[tenancy.Name]) },
 	})
-	shops := shopFinder{q: a.Tenancy, codec: a.Codec, cache: gencache.New[string, *ingest.Shop](10_000)}
+	shops := app.Shops{Q: a.Tenancy, Codec: a.Codec, Cache: gencache.New[string, *ingest.Shop](10_000)}
 	a.readModelsChanged = func() {
 		a.Auth.Invalidate()
-		shops.cache.Invalidate()
+		shops.Cache.Invalidate()
 	}
 	d := a.deps(a.readModelsChanged, true)
 	for _, p := range append(app.Projectors(d), app.Reactors(d)...) {
@@ -210,9 +209,9 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 	mountAttribution(a, r, idem)
 	mountGDPR(a, r) // dataexport.go
 	mountAudit(a, r)
-	writeapi.NewAPIKeys(core.Commands, authn, idem, directory{a.Tenancy}, time.Now).Routes(r)
-	readapi.NewUsage(readapi.UsageConfig{Auth: authn, Keys: imageKeyFinder{a.Tenancy}, Uses: a.LastUse, Plans: directory{a.Tenancy},
-		Tokens: directory{a.Tenancy}, Credits: readapi.DefaultAICredits(), Now: time.Now}).Routes(r)
+	writeapi.NewAPIKeys(core.Commands, authn, idem, app.Directory{Q: a.Tenancy}, time.Now).Routes(r)
+	readapi.NewUsage(readapi.UsageConfig{Auth: authn, Keys: app.ImageKeys{Q: a.Tenancy}, Uses: a.LastUse, Plans: app.Directory{Q: a.Tenancy},
+		Tokens: app.Directory{Q: a.Tenancy}, Credits: readapi.DefaultAICredits(), Now: time.Now}).Routes(r)
 	commerceIn := ingest.NewCommerce(shops, core.Commands, cfg.MaxWebhookBody)
 	if cfg.webhookClock != nil {
 		commerceIn.WithClock(cfg.webhookClock)
@@ -220,7 +219,7 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 	commerceIn.Routes(r)
 	mountMessaging(a, cfg, r)
 	mountMarketplaces(a, cfg, r)
-	ingest.NewPixel(authn, publicShops{a.Tenancy}, core.Commands).Routes(r)
+	ingest.NewPixel(authn, app.PublicShops{Q: a.Tenancy}, core.Commands).Routes(r)
 	a.Router = r
 	a.Handler = stack.Wrap(httpapi.WithMaxWait(cfg.MaxWaitForPosition, r))
 	return a, nil
@@ -311,80 +310,6 @@ func mustCursorCodec(core *Core) *httpapi.CursorCodec {
 	return c
 }
 
-// tokenFinder adapts the tenancy read model to auth.Finder.
-type tokenFinder struct{ q *tenancy.Queries }
-
-func (f tokenFinder) TokenByHash(ctx context.Context, hash string) (*auth.Token, error) {
-	t, err := f.q.TokenByHash(ctx, hash)
-	if err != nil {
-		return nil, err
-	}
-	return &auth.Token{ID: t.ID, ShopID: t.ShopID, AccountID: t.AccountID, Master: t.Master, Hash: t.Hash,
-		Scopes: t.Scopes, Revoked: t.Revoked, ShopPlan: t.ShopPlan}, nil
-}
-
-// imageKeyFinder adapts the tenancy read model to auth.ImageKeyFinder.
-type imageKeyFinder struct{ q *tenancy.Queries }
-
-func (f imageKeyFinder) ImageKeyByHash(ctx context.Context, hash string) (*auth.ImageKey, error) {
-	k, err := f.q.ImageKeyByHash(ctx, hash)
-	if err != nil {
-		return nil, err
-	}
-	return &auth.ImageKey{ID: k.ID, ShopID: k.ShopID, Hash: k.Hash, Scopes: k.Scopes}, nil
-}
-
-// directory adapts the tenancy read model to the key endpoints' needs.
-type directory struct{ q *tenancy.Queries }
-
-func (d directory) TokenByID(ctx context.Context, id string) (*writeapi.TokenInfo, error) {
-	t, err := d.q.TokenByID(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	return &writeapi.TokenInfo{ID: t.ID, ShopID: t.ShopID, AccountID: t.AccountID, Hash: t.Hash, Master: t.Master,
-		Scopes: t.Scopes, Environment: t.Environment, Name: t.Name}, nil
-}
-
-func (d directory) ShopAccount(ctx context.Context, shopID string) (string, error) {
-	s, err := d.q.ShopByID(ctx, shopID)
-	if err != nil {
-		return "", err
-	}
-	return s.AccountID, nil
-}
-
-func (d directory) ShopPlan(ctx context.Context, shopID string) (domain.Plan, error) {
-	s, err := d.q.ShopByID(ctx, shopID)
-	if err != nil {
-		return "", err
-	}
-	return s.Plan, nil
-}
-
-// shopFinder adapts the tenancy read model to ingest.ShopFinder, with a
-// cache dropped on every tenancy change (one lookup per delivery is
-// otherwise a read-model query on the hottest path).
-type shopFinder struct {
-	q     *tenancy.Queries
-	codec *envelope.Codec // opens the sealed webhook secret
-	cache *gencache.Cache[string, *ingest.Shop]
-}
-
-func (f shopFinder) ShopByDomain(ctx context.Context, d string) (*ingest.Shop, error) {
-	return f.cache.Get(domain.NormalizeDomain(d), func() (*ingest.Shop, error) {
-		s, err := f.q.ShopByDomain(ctx, d)
-		if err != nil {
-			return nil, err
-		}
-		secret, err := f.codec.OpenSecret(ctx, s.ID, tenancy.SecretLabel, s.WebhookSecret)
-		if err != nil {
-			return nil, err
-		}
-		return &ingest.Shop{ID: s.ID, WebhookSecret: secret}, nil
-	})
-}
-
 func newServeCommand(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{Use: "serve", Short: "Run the HTTP service", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -428,23 +353,4 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer, ready func
 	}
 	err = app.Serve(ctx, ln, cfg.ShutdownGrace)
 	return errors.Join(err, app.Close())
-}
-
-// publicShops adapts the tenancy read model to the public surface.
-type publicShops struct{ q *tenancy.Queries }
-
-func (p publicShops) PublicKeyShop(ctx context.Context, hash string) (string, error) {
-	k, err := p.q.PublicKeyByHash(ctx, hash)
-	if err != nil {
-		return "", err
-	}
-	return k.ShopID, nil
-}
-
-func (p publicShops) ShopCORS(ctx context.Context, d string) (string, []string, error) {
-	return p.q.ShopCORS(ctx, d)
-}
-
-func (p publicShops) OriginAllowed(ctx context.Context, host string) (bool, error) {
-	return p.q.OriginAllowed(ctx, host)
 }
