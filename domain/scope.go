@@ -14,15 +14,15 @@ const ScopeAll Scope = "*"
 // AdminScopes is the admin-token scope catalogue, in the specification's
 // order.
 var adminScopes = []Scope{
-	"customers:read", "customers:write",
-	"orders:read", "orders:write",
-	"attribution:read",
-	"campaigns:read", "campaigns:write",
-	"journeys:read", "journeys:write",
-	"products:read", "products:write",
-	"analytics:read",
-	"webhooks:read", "webhooks:write",
-	"audit:read",
+	ScopeCustomersRead, ScopeCustomersWrite,
+	ScopeOrdersRead, ScopeOrdersWrite,
+	ScopeAttributionRead,
+	ScopeCampaignsRead, ScopeCampaignsWrite,
+	ScopeJourneysRead, ScopeJourneysWrite,
+	ScopeProductsRead, ScopeProductsWrite,
+	ScopeAnalyticsRead,
+	ScopeWebhooksRead, ScopeWebhooksWrite,
+	ScopeAuditRead,
 }
 
 // AdminScopes returns the admin scope catalogue (a copy), without "*".

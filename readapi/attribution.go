@@ -2,6 +2,7 @@ package readapi
 
 import (
 	"context"
+	"github.com/cgp-platform/cgp/domain"
 	"math"
 	"net/http"
 	"net/url"
@@ -17,7 +18,7 @@ import (
 )
 
 // ScopeAttributionRead is the scope of the attribution reads.
-const ScopeAttributionRead = "attribution:read"
+const ScopeAttributionRead = domain.ScopeAttributionRead
 
 // AttributionListSpec is the allow-list of GET /api/v1/attribution (its
 // include values are the relations').

@@ -19,7 +19,7 @@ import (
 )
 
 // ScopeAuditRead is the scope of the audit history reads.
-const ScopeAuditRead = "audit:read"
+const ScopeAuditRead = domain.ScopeAuditRead
 
 // Names of the time-range filters of the audit history.
 const (

@@ -16,8 +16,8 @@ import (
 // Scopes of the audience and campaign reads. Audiences are segments of
 // customers, so they take the customer scopes.
 const (
-	ScopeCampaignsRead = "campaigns:read"
-	ScopeAudiencesRead = "customers:read"
+	ScopeCampaignsRead = domain.ScopeCampaignsRead
+	ScopeAudiencesRead = domain.ScopeCustomersRead
 )
 
 // Campaigns serves the audience (beta) and campaign reads from the

@@ -52,8 +52,8 @@ var CustomerListSpec = httpapi.ListSpec{
 
 // Routes registers the customer reads.
 func (c *Customers) Routes(r *mux.Router) {
-	r.Handle("/api/v1/customers", httpapi.Stable(httpapi.Compressed(c.auth.Require("customers:read", http.HandlerFunc(c.handleCustomerList))))).Methods(http.MethodGet)
-	r.Handle("/api/v1/customers/{customer_id}", httpapi.Stable(c.auth.Require("customers:read", http.HandlerFunc(c.handleCustomerGet)))).Methods(http.MethodGet)
+	r.Handle("/api/v1/customers", httpapi.Stable(httpapi.Compressed(c.auth.Require(domain.ScopeCustomersRead, http.HandlerFunc(c.handleCustomerList))))).Methods(http.MethodGet)
+	r.Handle("/api/v1/customers/{customer_id}", httpapi.Stable(c.auth.Require(domain.ScopeCustomersRead, http.HandlerFunc(c.handleCustomerGet)))).Methods(http.MethodGet)
 }
 
 func (c *Customers) handleCustomerList(w http.ResponseWriter, r *http.Request) {

@@ -1,6 +1,7 @@
 package readapi
 
 import (
+	"github.com/cgp-platform/cgp/domain"
 	"net/http"
 	"time"
 
@@ -13,7 +14,7 @@ import (
 
 // ScopeGDPRRequestsRead is the scope of the GDPR request list: the
 // requests are about customers.
-const ScopeGDPRRequestsRead = "customers:read"
+const ScopeGDPRRequestsRead = domain.ScopeCustomersRead
 
 // GDPRRequests serves GET /api/v1/gdpr-requests (beta) from the GDPR
 // requests read model.

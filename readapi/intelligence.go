@@ -15,7 +15,7 @@ import (
 
 // ScopeAnalyticsRead is the scope of the decision-intelligence and SEO
 // reads.
-const ScopeAnalyticsRead = "analytics:read"
+const ScopeAnalyticsRead = domain.ScopeAnalyticsRead
 
 // Intelligence serves the SEO keyword and decision-intelligence run reads.
 type Intelligence struct {

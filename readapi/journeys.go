@@ -50,8 +50,8 @@ func EnrollmentListSpec(journeyID string) httpapi.ListSpec {
 
 // Routes registers the journey reads.
 func (j *Journeys) Routes(r *mux.Router) {
-	r.Handle("/api/v1/journeys", httpapi.Stable(httpapi.Compressed(j.auth.Require("journeys:read", http.HandlerFunc(j.handleList))))).Methods(http.MethodGet)
-	r.Handle("/api/v1/journeys/{id}/enrollments", httpapi.Stable(httpapi.Compressed(j.auth.Require("journeys:read", http.HandlerFunc(j.handleEnrollments))))).Methods(http.MethodGet)
+	r.Handle("/api/v1/journeys", httpapi.Stable(httpapi.Compressed(j.auth.Require(domain.ScopeJourneysRead, http.HandlerFunc(j.handleList))))).Methods(http.MethodGet)
+	r.Handle("/api/v1/journeys/{id}/enrollments", httpapi.Stable(httpapi.Compressed(j.auth.Require(domain.ScopeJourneysRead, http.HandlerFunc(j.handleEnrollments))))).Methods(http.MethodGet)
 }
 
 func (j *Journeys) handleList(w http.ResponseWriter, r *http.Request) {

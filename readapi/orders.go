@@ -16,7 +16,7 @@ import (
 )
 
 // ScopeOrdersRead is the scope of every order read.
-const ScopeOrdersRead = "orders:read"
+const ScopeOrdersRead = domain.ScopeOrdersRead
 
 // FinancialStatuses are the values filter[financial_status] accepts (the
 // commerce platform's order financial statuses).

@@ -43,9 +43,9 @@ var ProductListSpec = httpapi.ListSpec{
 
 // Routes registers the product and inventory reads.
 func (c *Catalog) Routes(r *mux.Router) {
-	r.Handle("/api/v1/products", httpapi.Stable(httpapi.Compressed(c.auth.Require("products:read", http.HandlerFunc(c.handleProductList))))).Methods(http.MethodGet)
-	r.Handle("/api/v1/products/{id}", httpapi.Stable(c.auth.Require("products:read", http.HandlerFunc(c.handleProductGet)))).Methods(http.MethodGet)
-	r.Handle("/api/v1/inventory", httpapi.Stable(httpapi.Compressed(c.auth.Require("products:read", http.HandlerFunc(c.handleInventoryList))))).Methods(http.MethodGet)
+	r.Handle("/api/v1/products", httpapi.Stable(httpapi.Compressed(c.auth.Require(domain.ScopeProductsRead, http.HandlerFunc(c.handleProductList))))).Methods(http.MethodGet)
+	r.Handle("/api/v1/products/{id}", httpapi.Stable(c.auth.Require(domain.ScopeProductsRead, http.HandlerFunc(c.handleProductGet)))).Methods(http.MethodGet)
+	r.Handle("/api/v1/inventory", httpapi.Stable(httpapi.Compressed(c.auth.Require(domain.ScopeProductsRead, http.HandlerFunc(c.handleInventoryList))))).Methods(http.MethodGet)
 }
 
 func (c *Catalog) handleProductList(w http.ResponseWriter, r *http.Request) {

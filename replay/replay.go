@@ -32,6 +32,11 @@ type Config struct {
 	// Projectors are every projector of the service; all of them follow
 	// the log in the new version. Required.
 	Projectors []projections.Projector
+	// Reactors are the reactors of the service: a replay never runs
+	// one. Their tables, checkpoints and parked events are copied from
+	// the live version as they are, so that after the switch each goes on
+	// from where it was and acts on no event a second time.
+	Reactors []projections.Projector
 	// Only names the projectors rebuilt from position 0; the others are
 	// copied from the live version and caught up. Empty: all.
 	Only []string
@@ -155,9 +160,11 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return Result{}, fmt.Errorf("replay: %w", err)
 	}
 	target := filepath.Join(cfg.Dir, st.Target)
-	partial := len(names) < len(cfg.Projectors)
+	partial := len(names) < len(cfg.Projectors) || len(cfg.Reactors) > 0
 	if partial && !st.Copied {
-		if err := copyOthers(ctx, cfg, filepath.Join(cfg.Dir, source), target, names); err != nil {
+		copied := cfg
+		copied.Projectors = append(slices.Clip(cfg.Projectors), cfg.Reactors...)
+		if err := copyOthers(ctx, copied, filepath.Join(cfg.Dir, source), target, names); err != nil {
 			return Result{}, fmt.Errorf("replay: %w", err)
 		}
 		st.Copied = true

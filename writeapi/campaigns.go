@@ -19,8 +19,8 @@ import (
 
 // Scopes of the audience and campaign writes.
 const (
-	ScopeCampaignsWrite = "campaigns:write"
-	ScopeAudiencesWrite = "customers:write"
+	ScopeCampaignsWrite = domain.ScopeCampaignsWrite
+	ScopeAudiencesWrite = domain.ScopeCustomersWrite
 )
 
 // TemplateStates tells whether a shop's message template is approved, as

@@ -37,7 +37,7 @@ func NewCustomers(cmds *commands.Handler, a *auth.Authenticator, idem func(http.
 
 // Routes registers the customer writes.
 func (c *Customers) Routes(r *mux.Router) {
-	r.Handle("/api/v1/customers/{customer_id}", httpapi.Stable(c.auth.Require("customers:write", c.idem(http.HandlerFunc(c.handleCustomerPatch))))).Methods(http.MethodPatch)
+	r.Handle("/api/v1/customers/{customer_id}", httpapi.Stable(c.auth.Require(domain.ScopeCustomersWrite, c.idem(http.HandlerFunc(c.handleCustomerPatch))))).Methods(http.MethodPatch)
 }
 
 type customerPatch struct {

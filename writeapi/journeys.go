@@ -17,7 +17,7 @@ import (
 )
 
 // ScopeJourneysWrite is the scope of the journey writes.
-const ScopeJourneysWrite = "journeys:write"
+const ScopeJourneysWrite = domain.ScopeJourneysWrite
 
 // Journeys serves the journey writes.
 type Journeys struct {

@@ -36,7 +36,7 @@ func NewCatalog(cmds *commands.Handler, a *auth.Authenticator, idem func(http.Ha
 // Routes registers the product and inventory writes.
 func (c *Catalog) Routes(r *mux.Router) {
 	write := func(h http.HandlerFunc) http.Handler {
-		return httpapi.Stable(c.auth.Require("products:write", c.idem(h)))
+		return httpapi.Stable(c.auth.Require(domain.ScopeProductsWrite, c.idem(h)))
 	}
 	r.Handle("/api/v1/products", write(c.handleProductCreate)).Methods(http.MethodPost)
 	r.Handle("/api/v1/products/{id}", write(c.handleProductPatch)).Methods(http.MethodPatch)

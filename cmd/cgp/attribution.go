@@ -9,15 +9,9 @@ import (
 
 	"github.com/cgp-platform/cgp/commands"
 	"github.com/cgp-platform/cgp/domain"
-	"github.com/cgp-platform/cgp/projections"
 	"github.com/cgp-platform/cgp/projections/attribution"
 	"github.com/cgp-platform/cgp/readapi"
 )
-
-// attributionProjectors returns the projectors of attribution.
-func attributionProjectors(a *App) []projections.Projector {
-	return []projections.Projector{attribution.Projector(a.Codec)}
-}
 
 // mountAttribution registers the admin API's attribution endpoints on r
 // (all reads); idem is unused.

@@ -11,16 +11,10 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/cgp-platform/cgp/eventlog"
-	"github.com/cgp-platform/cgp/projections"
 	"github.com/cgp-platform/cgp/projections/audit"
 	"github.com/cgp-platform/cgp/readapi"
 	rmsqlite "github.com/cgp-platform/cgp/readmodel/sqlite"
 )
-
-// auditProjectors returns the projector of the audit index.
-func auditProjectors(*App) []projections.Projector {
-	return []projections.Projector{audit.Projector()}
-}
 
 // mountAudit registers the audit history endpoints (beta) on r.
 func mountAudit(a *App, r *mux.Router) {

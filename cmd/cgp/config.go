@@ -106,13 +106,13 @@ type Config struct {
 	// connections (tests trust their TLS server with it); exportSMTPTLS is the STARTTLS configuration;
 	// exportRetry is the first retry delay (domain.ExportRetryBase when
 	// zero) and exportPoll how often due retries are looked for
-	// (defaultExportPoll when zero).
+	// (app.DefaultExportPoll when zero).
 	outboundTLS   *tls.Config
 	exportSMTPTLS *tls.Config
 	exportRetry   time.Duration
 	exportPoll    time.Duration
 	// retentionEvery is how often the retention countdown runs
-	// (retention.go); defaultRetentionEvery when zero. Tests set it.
+	// (app.Erasures); app.DefaultRetentionEvery when zero. Tests set it.
 	retentionEvery time.Duration
 	// retentionClock is the countdown's clock (time.Now when nil); tests
 	// set it.

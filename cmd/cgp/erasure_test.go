@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cgp-platform/cgp/app"
 	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/ingest/shopify"
 )
@@ -76,7 +77,7 @@ func (p proofPerson) id(tn tenant) string {
 }
 
 // gdprVerify runs `cgp gdpr verify` and returns its exit code and report.
-func gdprVerify(t *testing.T, dir, shop, customer string, search ...string) (int, ErasureReport) {
+func gdprVerify(t *testing.T, dir, shop, customer string, search ...string) (int, app.ErasureReport) {
 	t.Helper()
 	args := []string{"gdpr", "verify", "--shop", shop, "--customer", customer, "--data-dir", dir, "--warehouse", "sqlite"}
 	for _, v := range search {
@@ -84,7 +85,7 @@ func gdprVerify(t *testing.T, dir, shop, customer string, search ...string) (int
 	}
 	var out, errb bytes.Buffer
 	code := Run(context.Background(), args, &out, &errb)
-	var rep ErasureReport
+	var rep app.ErasureReport
 	if code != exitUsage {
 		if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 			t.Fatalf("gdpr verify printed %q (stderr %q)", out.String(), errb.String())
@@ -96,7 +97,7 @@ func gdprVerify(t *testing.T, dir, shop, customer string, search ...string) (int
 // assertNowhere fails when one of values is in a file of dir or in logs.
 func assertNowhere(t *testing.T, when, dir string, logs string, values []string) {
 	t.Helper()
-	hits, files, _, err := SearchDataDir(dir, values)
+	hits, files, _, err := app.SearchDataDir(dir, values)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +106,7 @@ func assertNowhere(t *testing.T, when, dir string, logs string, values []string)
 	}
 	if len(hits) > 0 {
 		for _, v := range values {
-			if h, _, _, _ := SearchDataDir(dir, []string{v}); len(h) > 0 {
+			if h, _, _, _ := app.SearchDataDir(dir, []string{v}); len(h) > 0 {
 				t.Errorf("%s: %q found in %v", when, v, h)
 			}
 		}
@@ -187,7 +188,7 @@ func TestProofOfErasure(t *testing.T) {
 	}
 
 	for _, p := range append([]proofPerson{ghost}, erased...) {
-		var rep ErasureReport
+		var rep app.ErasureReport
 		t.Cleanup(func() {
 			if t.Failed() {
 				t.Logf("last report: %+v", rep)
@@ -233,12 +234,12 @@ func TestProofOfErasure(t *testing.T) {
 	}
 	checkKept(s)
 	assertNowhere(t, "after erasure", dir, s.logs.String(), erasedValues)
-	if hits, _, _, _ := SearchDataDir(dir, []string{kept[0].email}); !slices.ContainsFunc(hits, func(h string) bool { return strings.HasPrefix(h, "warehouse.db") }) {
+	if hits, _, _, _ := app.SearchDataDir(dir, []string{kept[0].email}); !slices.ContainsFunc(hits, func(h string) bool { return strings.HasPrefix(h, "warehouse.db") }) {
 		t.Fatalf("a kept customer's profile is not in the warehouse (found in %v): the test would prove nothing of it", hits)
 	}
 	// The search finds what is kept: the message text of a customer not
 	// erased is in the messaging read model.
-	if hits, _, _, _ := SearchDataDir(dir, []string{kept[0].text}); len(hits) == 0 {
+	if hits, _, _, _ := app.SearchDataDir(dir, []string{kept[0].text}); len(hits) == 0 {
 		t.Fatal("the search over the data directory does not even find a kept customer's message")
 	}
 	code, rep := gdprVerify(t, dir, tn.shopID, kept[0].id(tn), kept[0].email)
@@ -256,8 +257,8 @@ func TestProofOfErasure(t *testing.T) {
 	assertNowhere(t, "after a replay", dir, s.logs.String(), erasedValues)
 	s2 := startServerWith(t, dir, withWarehouse)
 	checkKept(s2)
-	// The replayed erase reactor repeats the clean-up (nothing else: the
-	// keys are gone and its commands' events exist); verify waits for it.
+	// The replay ran no reactor: the erase reactor's follow-ups were
+	// copied with its checkpoint; verify waits for the restarted server.
 	for _, p := range erased {
 		eventually(t, 30*time.Second, "gdpr verify after replay and restart", func() bool {
 			code, _ := gdprVerify(t, dir, tn.shopID, p.id(tn), p.values()...)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -10,19 +9,12 @@ import (
 	"github.com/gorilla/mux"
 	"github.com/spf13/cobra"
 
+	"github.com/cgp-platform/cgp/app"
 	"github.com/cgp-platform/cgp/commands"
-	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/intelligence"
-	"github.com/cgp-platform/cgp/projections"
 	intelrm "github.com/cgp-platform/cgp/projections/intelligence"
-	"github.com/cgp-platform/cgp/projections/messaging"
 	"github.com/cgp-platform/cgp/readapi"
 )
-
-// intelligenceProjectors returns the projectors (and reactors) of intelligence.
-func intelligenceProjectors(a *App) []projections.Projector {
-	return []projections.Projector{intelrm.Projector(a.Codec)}
-}
 
 // mountIntelligence registers the admin API's intelligence endpoints on r
 // (all reads: keywords come from `cgp seo import`, runs from `cgp di
@@ -95,7 +87,7 @@ func newDIRun(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
 					return err
 				}
 				defer store.Close()
-				out, err := newRunner(c, store.DB()).Run(cmd.Context(), shop, trigger, cliMeta())
+				out, err := app.DIRunner(c.Commands, store.DB()).Run(cmd.Context(), shop, trigger, cliMeta())
 				if err != nil {
 					return err
 				}
@@ -106,19 +98,4 @@ func newDIRun(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
 	cmd.Flags().StringVar(&shop, "shop", "", "shop id (shop_…)")
 	cmd.Flags().StringVar(&trigger, "trigger", "cli", "why the run happens: cli (on demand) or schedule (an external scheduler's run; cgp serve runs the daily one itself)")
 	return cmd
-}
-
-// templateStateReader adapts the messaging read model to
-// intelligence.TemplateStates.
-type templateStateReader struct{ q *messaging.Queries }
-
-func (t templateStateReader) TemplateState(ctx context.Context, shop, templateID string) (string, error) {
-	tpl, err := t.q.Template(ctx, shop, templateID)
-	if domain.ErrorCode(err) == domain.CodeNotFound {
-		return "", nil
-	}
-	if err != nil {
-		return "", err
-	}
-	return tpl.State, nil
 }

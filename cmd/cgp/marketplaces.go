@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -11,47 +10,22 @@ import (
 	"github.com/gorilla/mux"
 	"github.com/spf13/cobra"
 
+	"github.com/cgp-platform/cgp/app"
 	"github.com/cgp-platform/cgp/commands"
 	"github.com/cgp-platform/cgp/domain"
-	"github.com/cgp-platform/cgp/envelope"
 	"github.com/cgp-platform/cgp/ingest/marketplace"
-	"github.com/cgp-platform/cgp/projections"
 	"github.com/cgp-platform/cgp/projections/marketplaces"
 )
 
-// marketplacesProjectors returns the projectors of the marketplaces read models.
-func marketplacesProjectors(a *App) []projections.Projector {
-	return []projections.Projector{marketplaces.Projector(a.Codec)}
-}
-
 // mountMarketplaces registers the marketplaces receivers on r.
 func mountMarketplaces(a *App, cfg Config, r *mux.Router) {
-	conns := marketplaceConnections{marketplaces.NewQueries(a.Store.DB()), a.Codec}
+	conns := app.MarketplaceConnections{Q: marketplaces.NewQueries(a.Store.DB()), Codec: a.Codec}
 	marketplace.NewReceiver(conns, a.Commands, cfg.MaxWebhookBody, time.Now).Routes(r)
 }
 
 // marketplacesCommands returns the CLI commands of marketplaces.
 func marketplacesCommands(cfg *Config, stdout, stderr io.Writer) []*cobra.Command {
 	return []*cobra.Command{group("marketplaces", "Connect marketplace seller accounts", newMarketplacesConnect(cfg, stdout, stderr))}
-}
-
-// marketplaceConnections adapts the marketplaces read model to the receiver.
-// The secret is sealed in the read model; it is opened here, on use.
-type marketplaceConnections struct {
-	q     *marketplaces.Queries
-	codec *envelope.Codec
-}
-
-func (m marketplaceConnections) MarketplaceConnection(ctx context.Context, name, account string) (*marketplace.Connection, error) {
-	c, err := m.q.Connection(ctx, name, account)
-	if err != nil {
-		return nil, err
-	}
-	secret, err := m.codec.OpenSecret(ctx, c.ShopID, marketplaces.SecretLabel, c.Secret)
-	if err != nil {
-		return nil, err
-	}
-	return &marketplace.Connection{ShopID: c.ShopID, Secret: secret, AppKey: c.AppKey}, nil
 }
 
 func newMarketplacesConnect(cfg *Config, stdout, stderr io.Writer) *cobra.Command {

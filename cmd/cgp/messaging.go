@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"io"
 	"net/url"
 	"strings"
@@ -9,73 +8,26 @@ import (
 	"github.com/gorilla/mux"
 	"github.com/spf13/cobra"
 
+	"github.com/cgp-platform/cgp/app"
 	"github.com/cgp-platform/cgp/commands"
-	"github.com/cgp-platform/cgp/envelope"
 	"github.com/cgp-platform/cgp/ingest/providers"
 	"github.com/cgp-platform/cgp/ingest/whatsapp"
-	"github.com/cgp-platform/cgp/projections"
 	"github.com/cgp-platform/cgp/projections/messaging"
 )
-
-// messagingProjectors returns the projectors of the messaging read models.
-func messagingProjectors(a *App) []projections.Projector {
-	return []projections.Projector{messaging.Projector(a.Codec)}
-}
 
 // mountMessaging registers the messaging receivers on r: the messaging
 // platform at /webhooks/whatsapp and the providers' callbacks at
 // /webhooks/providers/{provider}.
 func mountMessaging(a *App, cfg Config, r *mux.Router) {
 	q := messaging.NewQueries(a.Store.DB())
-	whatsapp.NewReceiver(whatsappAccounts{q, a.Codec}, a.Commands, cfg.MaxWebhookBody).WithGuard(a.Auth).Routes(r)
-	providers.NewReceiver(providerConnections{q}, a.Commands, cfg.MaxWebhookBody).WithGuard(a.Auth).Routes(r)
+	whatsapp.NewReceiver(app.WhatsAppAccounts{Q: q, Codec: a.Codec}, a.Commands, cfg.MaxWebhookBody).WithGuard(a.Auth).Routes(r)
+	providers.NewReceiver(app.ProviderConnections{Q: q}, a.Commands, cfg.MaxWebhookBody).WithGuard(a.Auth).Routes(r)
 }
 
 // messagingCommands returns the CLI commands of messaging.
 func messagingCommands(cfg *Config, stdout, stderr io.Writer) []*cobra.Command {
 	return []*cobra.Command{group("messaging", "Connect the messaging platform and providers",
 		newMessagingConnect(cfg, stdout, stderr), newMessagingConnectProvider(cfg, stdout, stderr))}
-}
-
-// whatsappAccounts adapts the messaging read model to whatsapp.Accounts.
-// whatsappAccounts adapts the messaging read model to the receiver,
-// opening the sealed app secret.
-type whatsappAccounts struct {
-	q     *messaging.Queries
-	codec *envelope.Codec
-}
-
-func (w whatsappAccounts) WhatsAppAccount(ctx context.Context, id string) (*whatsapp.Account, error) {
-	a, err := w.q.WhatsAppAccount(ctx, id)
-	return w.receiverAccount(ctx, a, err)
-}
-
-func (w whatsappAccounts) AccountByVerifyTokenHash(ctx context.Context, hash string) (*whatsapp.Account, error) {
-	a, err := w.q.AccountByVerifyTokenHash(ctx, hash)
-	return w.receiverAccount(ctx, a, err)
-}
-
-func (w whatsappAccounts) receiverAccount(ctx context.Context, a *messaging.Account, err error) (*whatsapp.Account, error) {
-	if err != nil {
-		return nil, err
-	}
-	secret, err := w.codec.OpenSecret(ctx, a.ShopID, messaging.SecretLabel, a.AppSecret)
-	if err != nil {
-		return nil, err
-	}
-	return &whatsapp.Account{ID: a.BusinessAccountID, ShopID: a.ShopID, AppSecret: secret, VerifyTokenHash: a.VerifyTokenHash}, nil
-}
-
-// providerConnections adapts the messaging read model to
-// providers.Connections.
-type providerConnections struct{ q *messaging.Queries }
-
-func (p providerConnections) ProviderByTokenHash(ctx context.Context, hash string) (*providers.Connection, error) {
-	c, err := p.q.ProviderByTokenHash(ctx, hash)
-	if err != nil {
-		return nil, err
-	}
-	return &providers.Connection{ShopID: c.ShopID, Provider: c.Provider, TokenHash: c.TokenHash}, nil
 }
 
 func newMessagingConnect(cfg *Config, stdout, stderr io.Writer) *cobra.Command {

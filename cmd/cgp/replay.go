@@ -27,55 +27,50 @@ const defaultVersionPoll = time.Second
 // replay made live, until ctx ends: the projections pause, the store
 // switches files (queries go on, answered from the old file until then),
 // caches drop, and projecting resumes from the new version's checkpoints.
-// The returned channel closes when it has stopped.
-func (a *App) followReadModelVersions(ctx context.Context) <-chan struct{} {
-	done := make(chan struct{})
+// It returns when ctx ends.
+func (a *App) followReadModelVersions(ctx context.Context) error {
 	every := a.versionPoll
 	if every <= 0 {
 		every = defaultVersionPoll
 	}
-	go func() {
-		defer close(done)
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			path, err := replay.Current(a.dataDir)
-			if err != nil {
-				a.Logger.Warn().Err(err).Msg("reading the live read-model version")
-				continue
-			}
-			if path == a.Store.Path() {
-				continue
-			}
-			err = a.Runtime.Reload(ctx, func(ctx context.Context) error {
-				old := a.Store.Path()
-				if err := a.Store.Switch(ctx, path); err != nil {
-					return err
-				}
-				// The new version has no outbox triggers yet. Its rows
-				// equal the old version's (a replay is row-for-row
-				// equal), so the warehouse holds them already.
-				if err := a.migrateOutbox(ctx); err != nil {
-					return errors.Join(err, a.Store.Switch(ctx, old))
-				}
-				return nil
-			})
-			if err != nil {
-				if ctx.Err() == nil {
-					a.Logger.Error().Err(err).Str("version", path).Msg("switching to the replayed read models")
-				}
-				continue
-			}
-			a.readModelsChanged()
-			a.Logger.Info().Str("version", path).Msg("read models switched to the replayed version")
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
 		}
-	}()
-	return done
+		path, err := replay.Current(a.dataDir)
+		if err != nil {
+			a.Logger.Warn().Err(err).Msg("reading the live read-model version")
+			continue
+		}
+		if path == a.Store.Path() {
+			continue
+		}
+		err = a.Runtime.Reload(ctx, func(ctx context.Context) error {
+			old := a.Store.Path()
+			if err := a.Store.Switch(ctx, path); err != nil {
+				return err
+			}
+			// The new version has no outbox triggers yet. Its rows
+			// equal the old version's (a replay is row-for-row
+			// equal), so the warehouse holds them already.
+			if err := a.migrateOutbox(ctx); err != nil {
+				return errors.Join(err, a.Store.Switch(ctx, old))
+			}
+			return nil
+		})
+		if err != nil {
+			if ctx.Err() == nil {
+				a.Logger.Error().Err(err).Str("version", path).Msg("switching to the replayed read models")
+			}
+			continue
+		}
+		a.readModelsChanged()
+		a.Logger.Info().Str("version", path).Msg("read models switched to the replayed version")
+	}
 }
 
 // readModelPath is the live read-model version of the data directory.
@@ -151,7 +146,7 @@ Interrupted, it resumes where it stopped when started again with the same projec
 			return withCore(cmd.Context(), cfg, stderr, func(c *Core) error {
 				a := &App{Core: c}
 				res, err := replay.Run(cmd.Context(), replay.Config{Dir: cfg.DataDir, Log: c.Log,
-					Projectors: allProjectors(a, func() {}), Only: only, Batch: batch, Progress: p, Logger: c.Logger})
+					Projectors: allProjectors(a, func() {}), Reactors: allReactors(a), Only: only, Batch: batch, Progress: p, Logger: c.Logger})
 				if err != nil {
 					if errors.Is(err, context.Canceled) {
 						return fmt.Errorf("replay interrupted; run it again to resume: %w", err)

@@ -20,10 +20,11 @@ import (
 	"github.com/cgp-platform/cgp/replay"
 )
 
-// projectorCount is how many projectors the server runs.
+// projectorCount is how many projectors and reactors the server runs.
 func projectorCount(t *testing.T) int {
 	t.Helper()
-	return len(allProjectors(&App{Core: &Core{}}, func() {}))
+	a := &App{Core: &Core{}}
+	return len(allProjectors(a, func() {})) + len(allReactors(a))
 }
 
 // openVersion opens a read-model file read-only.
@@ -349,7 +350,7 @@ func TestReplayResumesAfterInterrupt(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &cancelAfterProgress{cancel: cancel}
 	_, err = replay.Run(ctx, replay.Config{Dir: dir, Log: core.Log, Projectors: allProjectors(&App{Core: core}, func() {}),
-		Batch: 8, Poll: time.Millisecond, Progress: p})
+		Reactors: allReactors(&App{Core: core}), Batch: 8, Poll: time.Millisecond, Progress: p})
 	cancel()
 	if cerr := core.Close(); cerr != nil {
 		t.Fatal(cerr)

@@ -16,9 +16,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
 
+	"github.com/cgp-platform/cgp/app"
 	"github.com/cgp-platform/cgp/auth"
 	"github.com/cgp-platform/cgp/domain"
-	"github.com/cgp-platform/cgp/envelope"
 	"github.com/cgp-platform/cgp/eventlog"
 	"github.com/cgp-platform/cgp/httpapi"
 	"github.com/cgp-platform/cgp/idempotency"
@@ -67,12 +67,15 @@ type App struct {
 	exportWake chan struct{}
 	// projectorNames are the registered projectors and reactors.
 	projectorNames []string
+	// erasures are the GDPR module's processes (app.Erasures).
+	erasures *app.Erasures
 }
 
 // OpenApp opens every store and builds the HTTP handler. It starts nothing:
 // Serve does.
 func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
-	a := &App{Core: core, Registry: prometheus.NewRegistry(), dataDir: cfg.DataDir, versionPoll: cfg.versionPoll}
+	a := &App{Core: core, Registry: prometheus.NewRegistry(), dataDir: cfg.DataDir, versionPoll: cfg.versionPoll,
+		erasures: &app.Erasures{}}
 	a.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	rmPath, err := replay.Current(cfg.DataDir)
 	if err != nil {
@@ -109,7 +112,7 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 		return nil, errors.Join(fmt.Errorf("rate limits: %w", err), a.LastUse.Close(), store.Close())
 	}
 	a.Auth = auth.New(auth.Config{
-		Tokens: tokenFinder{a.Tenancy},
+		Tokens: app.Tokens{Q: a.Tenancy},
 		WaitFor: func(ctx context.Context, pos uint64) error {
 			return a.Runtime.WaitFor(ctx, pos, tenancy.Name)
 		},
@@ -131,12 +134,13 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 		},
 		Reached: func() uint64 { return uint64(a.Runtime.Checkpoints()[tenancy.Name]) },
 	})
-	shops := shopFinder{q: a.Tenancy, codec: a.Codec, auth: a.Auth, cache: gencache.New[string, *ingest.Shop](10_000)}
+	shops := app.Shops{Q: a.Tenancy, Codec: a.Codec, Auth: a.Auth, Cache: gencache.New[string, *ingest.Shop](10_000)}
 	a.readModelsChanged = func() {
 		a.Auth.Invalidate()
-		shops.cache.Invalidate()
+		shops.Cache.Invalidate()
 	}
-	for _, p := range allProjectors(a, a.readModelsChanged) {
+	d := a.deps(a.readModelsChanged, true)
+	for _, p := range append(app.Projectors(d), app.Reactors(d)...) {
 		if err := store.Migrate(ctx, p.Name, p.Migrations); err != nil {
 			return nil, errors.Join(fmt.Errorf("migrate %s: %w", p.Name, err), store.Close())
 		}
@@ -152,6 +156,9 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 	if err := a.migrateOutbox(ctx); err != nil {
 		return nil, errors.Join(err, a.closeWarehouse(), store.Close())
 	}
+	*a.erasures = app.Erasures{Store: store, Warehouse: a.Warehouse, Idempotency: a.Idempotency, LastUse: a.LastUse, Vault: a.Vault,
+		Commands: a.Commands, Tenancy: a.Tenancy, Registered: func() []string { return a.projectorNames },
+		RetentionEvery: cfg.retentionEvery, Now: cfg.retentionClock, Logger: a.Logger}
 	a.Customers = customers.NewQueries(store.DB())
 	a.Commerce = commerce.NewQueries(store.DB())
 
@@ -202,9 +209,9 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 	mountAttribution(a, r, idem)
 	mountGDPR(a, r) // dataexport.go
 	mountAudit(a, r)
-	writeapi.NewAPIKeys(core.Commands, authn, idem, directory{a.Tenancy}, time.Now).Routes(r)
-	readapi.NewUsage(readapi.UsageConfig{Auth: authn, Keys: imageKeyFinder{a.Tenancy}, Uses: a.LastUse, Plans: directory{a.Tenancy},
-		Tokens: directory{a.Tenancy}, Credits: readapi.DefaultAICredits(), Now: time.Now}).Routes(r)
+	writeapi.NewAPIKeys(core.Commands, authn, idem, app.Directory{Q: a.Tenancy}, time.Now).Routes(r)
+	readapi.NewUsage(readapi.UsageConfig{Auth: authn, Keys: app.ImageKeys{Q: a.Tenancy}, Uses: a.LastUse, Plans: app.Directory{Q: a.Tenancy},
+		Tokens: app.Directory{Q: a.Tenancy}, Credits: readapi.DefaultAICredits(), Now: time.Now}).Routes(r)
 	commerceIn := ingest.NewCommerce(shops, core.Commands, cfg.MaxWebhookBody)
 	if cfg.webhookClock != nil {
 		commerceIn.WithClock(cfg.webhookClock)
@@ -212,30 +219,39 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 	commerceIn.Routes(r)
 	mountMessaging(a, cfg, r)
 	mountMarketplaces(a, cfg, r)
-	ingest.NewPixel(authn, publicShops{a.Tenancy}, core.Commands).Routes(r)
+	ingest.NewPixel(authn, app.PublicShops{Q: a.Tenancy}, core.Commands).Routes(r)
 	a.Router = r
 	a.Handler = stack.Wrap(httpapi.WithMaxWait(cfg.MaxWaitForPosition, r))
 	return a, nil
 }
 
-// allProjectors returns every projector and reactor of the service, in the
-// order the server registers them; a replay registers the same.
-// tenancyChanged is called after each change of the tenancy read model.
-func allProjectors(a *App, tenancyChanged func()) []projections.Projector {
-	projectors := []projections.Projector{tenancy.Projector(a.Codec, tenancyChanged), customers.Projector(a.Codec, nil),
-		commerce.Projector(a.Codec)}
-	projectors = append(projectors, messagingProjectors(a)...)
-	projectors = append(projectors, marketplacesProjectors(a)...)
-	projectors = append(projectors, campaignsProjectors(a)...)
-	projectors = append(projectors, journeysProjectors(a)...)
-	projectors = append(projectors, intelligenceProjectors(a)...)
-	projectors = append(projectors, attributionProjectors(a)...)
-	projectors = append(projectors, auditProjectors(a)...)
-	projectors = append(projectors, erasureReactor(a))
-	projectors = append(projectors, shopErasureProjectors(a)...)
-	projectors = append(projectors, gdprProjectors(a)...)
-	return projectors
+// deps are the modules' dependencies in this process (app.Modules).
+// Without acting (a replay, or listing names) no reactor or projector is
+// given the commands or the erase pipeline.
+func (a *App) deps(tenancyChanged func(), acting bool) app.Deps {
+	d := app.Deps{Codec: a.Codec, TenancyChanged: tenancyChanged}
+	if acting {
+		if a.exportWake == nil {
+			a.exportWake = make(chan struct{}, 1)
+		}
+		d.Commands = a.Core.Commands
+		d.ExportRequested = a.exportRequested
+		d.ShopErasure = a.erasures.ReactShopErasure
+		d.Vault = a.Vault
+	}
+	return d
 }
+
+// allProjectors returns every projector of the service (the modules'
+// read models), in the order the server registers them; a replay rebuilds
+// the same, built without acting.
+func allProjectors(a *App, tenancyChanged func()) []projections.Projector {
+	return app.Projectors(a.deps(tenancyChanged, false))
+}
+
+// allReactors returns every reactor of the service, built without acting
+// (names, tables; a replay copies them).
+func allReactors(a *App) []projections.Projector { return app.Reactors(a.deps(nil, false)) }
 
 // Serve runs the projections and the HTTP server on ln until ctx ends,
 // then drains in-flight requests, stops the projections and flushes the
@@ -245,32 +261,27 @@ func (a *App) Serve(ctx context.Context, ln net.Listener, grace time.Duration) e
 	if err != nil {
 		return err
 	}
-	runCtx, cancelRuntime := context.WithCancel(context.WithoutCancel(ctx))
-	runtimeDone := make(chan error, 1)
-	go func() { runtimeDone <- a.Runtime.Run(runCtx) }()
-	usesDone := make(chan struct{})
-	go func() {
-		defer close(usesDone)
-		a.Auth.LastUsed.Run(runCtx, a.LastUse, 5*time.Second, func(err error) {
+	// The jobs outlive ctx: they stop after the in-flight requests drained,
+	// within the shutdown hook's time.
+	jobs := app.NewSupervisor(a.Logger)
+	jobs.Add("projections", a.Runtime.Run)
+	jobs.Add("token_last_use", func(ctx context.Context) error {
+		a.Auth.LastUsed.Run(ctx, a.LastUse, 5*time.Second, func(err error) {
 			a.Logger.Warn().Err(err).Msg("saving token last-use times and request counts")
 		})
-	}()
-	diDone := a.startDISchedule(runCtx)               // dischedule.go
-	versionsDone := a.followReadModelVersions(runCtx) // replay.go
-	warehouseDone := a.startWarehouse(runCtx)         // warehouse.go
-	erasureDone := a.startErasureFollowups(runCtx)    // erasure.go
-	retentionDone := a.startRetention(runCtx)         // retention.go
-	exportsDone := a.startDataExports(runCtx)         // dataexport.go
-	srv.OnShutdown(func(context.Context) error {
-		cancelRuntime()
-		<-usesDone      // the last flush of last-use times is done
-		<-diDone        // the daily decision-intelligence schedule stopped
-		<-versionsDone  // no switch of read-model version under way
-		<-warehouseDone // the shipper stopped
-		<-erasureDone   // no erasure follow-up under way
-		<-retentionDone // the countdown and shop-erasure follow-ups stopped
-		<-exportsDone   // no data export under way
-		return errors.Join(a.Runtime.Close(), <-runtimeDone)
+		return nil
+	})
+	jobs.Add("di_schedule", a.runDISchedule())                 // dischedule.go
+	jobs.Add("read_model_versions", a.followReadModelVersions) // replay.go
+	jobs.Add("warehouse", a.runWarehouse())                    // warehouse.go
+	jobs.Add("erasure_followups", a.erasures.FollowupsJob)
+	jobs.Add("retention", a.erasures.RetentionJob)
+	jobs.Add("data_exports", a.runDataExports()) // dataexport.go
+	jobs.Start(context.WithoutCancel(ctx))
+	srv.OnShutdown(func(ctx context.Context) error {
+		stopCtx, cancel := context.WithTimeout(ctx, grace)
+		defer cancel()
+		return errors.Join(jobs.Stop(stopCtx), a.Runtime.Close())
 	})
 	return srv.Run(ctx)
 }
@@ -297,87 +308,6 @@ func mustCursorCodec(core *Core) *httpapi.CursorCodec {
 		panic(err) // CursorKey is derived to 32 bytes by OpenCore
 	}
 	return c
-}
-
-// tokenFinder adapts the tenancy read model to auth.Finder.
-type tokenFinder struct{ q *tenancy.Queries }
-
-func (f tokenFinder) TokenByHash(ctx context.Context, hash string) (*auth.Token, error) {
-	t, err := f.q.TokenByHash(ctx, hash)
-	if err != nil {
-		return nil, err
-	}
-	return &auth.Token{ID: t.ID, ShopID: t.ShopID, AccountID: t.AccountID, Master: t.Master, Hash: t.Hash,
-		Scopes: t.Scopes, Revoked: t.Revoked, ShopPlan: t.ShopPlan}, nil
-}
-
-// imageKeyFinder adapts the tenancy read model to auth.ImageKeyFinder.
-type imageKeyFinder struct{ q *tenancy.Queries }
-
-func (f imageKeyFinder) ImageKeyByHash(ctx context.Context, hash string) (*auth.ImageKey, error) {
-	k, err := f.q.ImageKeyByHash(ctx, hash)
-	if err != nil {
-		return nil, err
-	}
-	return &auth.ImageKey{ID: k.ID, ShopID: k.ShopID, Hash: k.Hash, Scopes: k.Scopes}, nil
-}
-
-// directory adapts the tenancy read model to the key endpoints' needs.
-type directory struct{ q *tenancy.Queries }
-
-func (d directory) TokenByID(ctx context.Context, id string) (*writeapi.TokenInfo, error) {
-	t, err := d.q.TokenByID(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	return &writeapi.TokenInfo{ID: t.ID, ShopID: t.ShopID, AccountID: t.AccountID, Hash: t.Hash, Master: t.Master,
-		Scopes: t.Scopes, Environment: t.Environment, Name: t.Name}, nil
-}
-
-func (d directory) ShopAccount(ctx context.Context, shopID string) (string, error) {
-	s, err := d.q.ShopByID(ctx, shopID)
-	if err != nil {
-		return "", err
-	}
-	return s.AccountID, nil
-}
-
-func (d directory) ShopPlan(ctx context.Context, shopID string) (domain.Plan, error) {
-	s, err := d.q.ShopByID(ctx, shopID)
-	if err != nil {
-		return "", err
-	}
-	return s.Plan, nil
-}
-
-// shopFinder adapts the tenancy read model to ingest.ShopFinder, with a
-// cache dropped on every tenancy change (one lookup per delivery is
-// otherwise a read-model query on the hottest path).
-// A shop created an instant ago (by this server or by `cgp shops create`
-// writing the same log) is found on its first delivery: an unknown domain
-// is looked up once more after the tenancy read model reached the log's
-// head (auth.FindFresh).
-type shopFinder struct {
-	q     *tenancy.Queries
-	codec *envelope.Codec // opens the sealed webhook secret
-	auth  *auth.Authenticator
-	cache *gencache.Cache[string, *ingest.Shop]
-}
-
-func (f shopFinder) ShopByDomain(ctx context.Context, d string) (*ingest.Shop, error) {
-	return auth.FindFresh(ctx, f.auth, func() (*ingest.Shop, error) {
-		return f.cache.Get(domain.NormalizeDomain(d), func() (*ingest.Shop, error) {
-			s, err := f.q.ShopByDomain(ctx, d)
-			if err != nil {
-				return nil, err
-			}
-			secret, err := f.codec.OpenSecret(ctx, s.ID, tenancy.SecretLabel, s.WebhookSecret)
-			if err != nil {
-				return nil, err
-			}
-			return &ingest.Shop{ID: s.ID, WebhookSecret: secret}, nil
-		})
-	})
 }
 
 func newServeCommand(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
@@ -423,23 +353,4 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer, ready func
 	}
 	err = app.Serve(ctx, ln, cfg.ShutdownGrace)
 	return errors.Join(err, app.Close())
-}
-
-// publicShops adapts the tenancy read model to the public surface.
-type publicShops struct{ q *tenancy.Queries }
-
-func (p publicShops) PublicKeyShop(ctx context.Context, hash string) (string, error) {
-	k, err := p.q.PublicKeyByHash(ctx, hash)
-	if err != nil {
-		return "", err
-	}
-	return k.ShopID, nil
-}
-
-func (p publicShops) ShopCORS(ctx context.Context, d string) (string, []string, error) {
-	return p.q.ShopCORS(ctx, d)
-}
-
-func (p publicShops) OriginAllowed(ctx context.Context, host string) (bool, error) {
-	return p.q.OriginAllowed(ctx, host)
 }

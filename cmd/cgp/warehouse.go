@@ -62,25 +62,21 @@ func (a *App) migrateOutbox(ctx context.Context) error {
 	return nil
 }
 
-// startWarehouse ships the outbox to the warehouse until ctx ends; the
-// returned channel closes when it has stopped.
-func (a *App) startWarehouse(ctx context.Context) <-chan struct{} {
-	done := make(chan struct{})
+// runWarehouse ships the outbox to the warehouse until ctx ends; it is nil
+// with --warehouse none.
+func (a *App) runWarehouse() func(ctx context.Context) error {
 	if a.Warehouse == nil {
-		close(done)
-		return done
+		return nil
 	}
-	go func() {
-		defer close(done)
+	return func(ctx context.Context) error {
 		sh, err := outbox.New(ctx, outbox.Config{ReadModels: a.Store, Warehouse: a.Warehouse, Sources: outbox.DefaultSources(),
 			Interval: time.Second})
 		if err != nil {
-			a.Logger.Error().Err(err).Msg("warehouse shipper")
-			return
+			return fmt.Errorf("warehouse shipper: %w", err)
 		}
 		_ = sh.Run(ctx, func(err error) { a.Logger.Warn().Err(err).Msg("shipping read models to the warehouse") })
-	}()
-	return done
+		return nil
+	}
 }
 
 // chWarehouse adapts the ClickHouse warehouse to attribution.Warehouse.

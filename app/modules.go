@@ -1,0 +1,207 @@
+// Package app is the application's home: the module table (every bounded
+// context with its projectors, reactors, HTTP routes, background jobs and
+// CLI commands), the reactors' commands, and the supervisor of background
+// work. cmd/cgp builds the adapters and hands them over as Deps.
+package app
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/cgp-platform/cgp/commands"
+	"github.com/cgp-platform/cgp/domain"
+	"github.com/cgp-platform/cgp/envelope"
+	"github.com/cgp-platform/cgp/projections"
+	"github.com/cgp-platform/cgp/projections/attribution"
+	"github.com/cgp-platform/cgp/projections/audit"
+	"github.com/cgp-platform/cgp/projections/campaigns"
+	"github.com/cgp-platform/cgp/projections/commerce"
+	"github.com/cgp-platform/cgp/projections/customers"
+	"github.com/cgp-platform/cgp/projections/erasure"
+	"github.com/cgp-platform/cgp/projections/gdprrequests"
+	"github.com/cgp-platform/cgp/projections/intelligence"
+	"github.com/cgp-platform/cgp/projections/journeys"
+	"github.com/cgp-platform/cgp/projections/marketplaces"
+	"github.com/cgp-platform/cgp/projections/messaging"
+	"github.com/cgp-platform/cgp/projections/templateholds"
+	"github.com/cgp-platform/cgp/projections/tenancy"
+	"github.com/cgp-platform/cgp/vault"
+)
+
+// Module is one bounded context of the service.
+type Module struct {
+	Name string
+	// Projectors fold read models from the log; `cgp replay` rebuilds
+	// them. Built for a replay (Deps.Commands nil), none of them acts.
+	Projectors func(d Deps) []projections.Projector
+	// Reactors consume committed events with their own checkpoint and
+	// issue commands or side effects, idempotent by deterministic ids; a
+	// failure is retried with backoff, then parked with its reason
+	// (projections.Runtime). `cgp replay` never runs one: it copies their
+	// tables and checkpoints as they are.
+	Reactors func(d Deps) []projections.Projector
+	// Routes are the HTTP surfaces the module registers (cmd/cgp mounts
+	// them with the chosen adapters).
+	Routes []string
+	// Jobs are the module's background jobs, run by the Supervisor under
+	// these names.
+	Jobs []string
+	// Commands are the module's CLI commands.
+	Commands []string
+}
+
+// Deps are what the modules' projectors and reactors are built from.
+type Deps struct {
+	Codec *envelope.Codec
+	// Commands issue the reactors' commands. Nil builds the projectors
+	// for a replay, where nothing acts.
+	Commands *commands.Handler
+	// TenancyChanged is called after each change of the tenancy read
+	// model (caches drop). Optional.
+	TenancyChanged func()
+	// ExportRequested wakes the data exporter on a new data request.
+	// Optional.
+	ExportRequested func()
+	// Vault shreds the erased customers' keys (the process's cache, so no
+	// cached key survives).
+	Vault vault.Vault
+	// ShopErasure handles the shop-erasure reactor's events.
+	ShopErasure projections.DecodedHandler
+}
+
+// Modules is the module table: every bounded context of the service, in
+// the order its projectors and reactors are registered.
+func Modules() []Module {
+	return []Module{{
+		Name:       "tenancy",
+		Projectors: func(d Deps) []projections.Projector { return one(tenancy.Projector(d.Codec, d.TenancyChanged)) },
+		Routes:     []string{"writeapi.APIKeys", "readapi.Usage"},
+		Jobs:       []string{"token_last_use", "retention"},
+		Commands:   []string{"accounts", "shops", "tokens", "keys", "usage"},
+	}, {
+		Name:       "customers",
+		Projectors: func(d Deps) []projections.Projector { return one(customers.Projector(d.Codec, nil)) },
+		Routes:     []string{"readapi.Customers", "writeapi.Customers", "ingest.Commerce", "ingest.Pixel"},
+	}, {
+		Name:       "commerce",
+		Projectors: func(d Deps) []projections.Projector { return one(commerce.Projector(d.Codec)) },
+		Routes:     []string{"readapi.Orders", "readapi.Catalog", "writeapi.Catalog"},
+		Commands:   []string{"dev generate"},
+	}, {
+		Name:       "messaging",
+		Projectors: func(d Deps) []projections.Projector { return one(messaging.Projector(d.Codec)) },
+		Routes:     []string{"whatsapp.Receiver", "providers.Receiver"},
+		Commands:   []string{"messaging"},
+	}, {
+		Name:       "marketplaces",
+		Projectors: func(d Deps) []projections.Projector { return one(marketplaces.Projector(d.Codec)) },
+		Routes:     []string{"marketplace.Receiver"},
+		Commands:   []string{"marketplaces"},
+	}, {
+		Name:       "campaigns",
+		Projectors: func(d Deps) []projections.Projector { return one(campaigns.Projector(d.Codec)) },
+		Reactors:   func(d Deps) []projections.Projector { return one(templateHolds(d)) },
+		Routes:     []string{"readapi.Campaigns", "writeapi.Campaigns"},
+	}, {
+		// The enrolment still runs inside the journeys projector (its
+		// fold decides who enrolls); built for a replay it enrolls nobody.
+		Name:       "journeys",
+		Projectors: func(d Deps) []projections.Projector { return one(journeys.Projector(d.Codec, enroll(d))) },
+		Routes:     []string{"readapi.Journeys", "writeapi.Journeys"},
+	}, {
+		Name:       "intelligence",
+		Projectors: func(d Deps) []projections.Projector { return one(intelligence.Projector(d.Codec)) },
+		Routes:     []string{"readapi.Intelligence"},
+		Jobs:       []string{"di_schedule"},
+		Commands:   []string{"di", "seo"},
+	}, {
+		Name:       "attribution",
+		Projectors: func(d Deps) []projections.Projector { return one(attribution.Projector(d.Codec)) },
+		Routes:     []string{"readapi.Attribution", "readapi.AttributionSettings"},
+		Jobs:       []string{"warehouse"},
+		Commands:   []string{"shops attribution", "warehouse"},
+	}, {
+		Name:       "audit",
+		Projectors: func(Deps) []projections.Projector { return one(audit.Projector()) },
+		Routes:     []string{"readapi.Audit"},
+		Commands:   []string{"audit"},
+	}, {
+		Name: "gdpr",
+		Reactors: func(d Deps) []projections.Projector {
+			return []projections.Projector{erasure.Projector(d.Codec, eraseCustomer(d)), shopErasure(d)}
+		},
+		Projectors: func(d Deps) []projections.Projector {
+			return one(gdprrequests.Projector(d.Codec, d.ExportRequested))
+		},
+		Routes:   []string{"readapi.GDPR", "writeapi.GDPR"},
+		Jobs:     []string{"erasure_followups", "data_exports"},
+		Commands: []string{"gdpr"},
+	}, {
+		Name:     "platform",
+		Jobs:     []string{"projections", "read_model_versions"},
+		Routes:   []string{"httpapi.Ops", "openapi"},
+		Commands: []string{"serve", "replay", "demo", "version"},
+	}}
+}
+
+func one(p projections.Projector) []projections.Projector { return []projections.Projector{p} }
+
+// Projectors are every module's projectors, in registration order.
+func Projectors(d Deps) []projections.Projector {
+	var out []projections.Projector
+	for _, m := range Modules() {
+		if m.Projectors != nil {
+			out = append(out, m.Projectors(d)...)
+		}
+	}
+	return out
+}
+
+// Reactors are every module's reactors, in registration order (after the
+// projectors).
+func Reactors(d Deps) []projections.Projector {
+	var out []projections.Projector
+	for _, m := range Modules() {
+		if m.Reactors != nil {
+			out = append(out, m.Reactors(d)...)
+		}
+	}
+	return out
+}
+
+// enroll is the journeys' enrolment: the EnrollInJourney command, keyed by
+// the trigger event's id. Nil without commands (a replay).
+func enroll(d Deps) journeys.Enroll {
+	if d.Commands == nil {
+		return nil
+	}
+	cmds := d.Commands
+	return func(ctx context.Context, in domain.Enrollment) error {
+		_, err := cmds.EnrollInJourney(ctx, commands.EnrollInJourney{Enrollment: in},
+			commands.Meta{RequestID: in.TriggerEventID, Actor: "system:journeys", Source: "system"})
+		return err
+	}
+}
+
+// templateHolds is the template reactor: on each WhatsApp template status
+// event it pauses, resumes or unblocks the shop's campaigns and journeys
+// using the template, through the ApplyTemplateToCampaign and
+// ApplyTemplateToJourney commands (system actor, the template event's id
+// as correlation id).
+func templateHolds(d Deps) projections.Projector {
+	cmds := d.Commands
+	apply := func(ctx context.Context, kind, shop, id string, change domain.TemplateChange) error {
+		meta := commands.Meta{RequestID: change.EventID, Actor: "system:template_holds", Source: "system"}
+		var err error
+		switch kind {
+		case templateholds.KindCampaign:
+			_, _, err = cmds.ApplyTemplateToCampaign(ctx, commands.ApplyTemplateToCampaign{ShopID: shop, CampaignID: id, Change: change}, meta)
+		case templateholds.KindJourney:
+			_, _, err = cmds.ApplyTemplateToJourney(ctx, commands.ApplyTemplateToJourney{ShopID: shop, JourneyID: id, Change: change}, meta)
+		default:
+			err = fmt.Errorf("template user of unknown kind %q", kind)
+		}
+		return err
+	}
+	return templateholds.Projector(d.Codec, apply)
+}

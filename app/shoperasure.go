@@ -1,0 +1,37 @@
+package app
+
+import (
+	"github.com/cgp-platform/cgp/projections"
+	"github.com/cgp-platform/cgp/readmodel"
+)
+
+// ShopErasureName is the stable name of the shop-erasure reactor.
+const ShopErasureName = "shop_erasure"
+
+// shopErasureTypes are the events the reactor handles: the tokens it must
+// find again once the shop's key is gone, the platform's shop/redact, and
+// the erasure itself.
+var shopErasureTypes = []string{"TokenIssued", "ShopRedactRequested", "ShopErased"}
+
+var shopErasureMigrations = []readmodel.Migration{{Version: 1, SQL: `
+CREATE TABLE shop_erasure_tokens (
+	shop_id  TEXT NOT NULL,
+	token_id TEXT NOT NULL,
+	PRIMARY KEY (shop_id, token_id)
+) WITHOUT ROWID;
+CREATE TABLE shop_erasure_pending (
+	shop_id  TEXT PRIMARY KEY,
+	position INTEGER NOT NULL
+);
+`}}
+
+// shopErasure is the shop-erasure reactor; react is its handler (the
+// process in cmd/cgp, shoperasure.go).
+func shopErasure(d Deps) projections.Projector {
+	return projections.Projector{
+		Name:       ShopErasureName,
+		Migrations: shopErasureMigrations,
+		Types:      shopErasureTypes,
+		Handle:     projections.Decoding(d.Codec, shopErasureTypes, d.ShopErasure),
+	}
+}

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"fmt"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cgp-platform/cgp/replay"
+)
+
+// reactorCheckpoints reads every reactor's checkpoint in the live
+// read-model version of a stopped server.
+func reactorCheckpoints(t *testing.T, dir string) map[string]int64 {
+	t.Helper()
+	path, err := replay.Current(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := openVersion(t, path)
+	out := map[string]int64{}
+	for _, r := range allReactors(&App{Core: &Core{}}) {
+		var pos int64
+		if err := db.QueryRow(`SELECT position FROM _projector_checkpoints WHERE projector = ?`, r.Name).Scan(&pos); err != nil {
+			t.Fatalf("checkpoint of reactor %s: %v", r.Name, err)
+		}
+		out[r.Name] = pos
+	}
+	return out
+}
+
+// cgp replay rebuilds read models only: with a data request pending (its
+// endpoint answers 500, the retry is an hour away) and a customer erased,
+// a replay delivers nothing to the endpoint, appends nothing to the log,
+// names no reactor among what it rebuilt, and leaves every reactor's
+// checkpoint as it was.
+func TestReplayRunsNoReactorAndSendsNothing(t *testing.T) {
+	dir := t.TempDir()
+	var calls atomic.Int32
+	hook := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.WriteHeader(http.StatusInternalServerError)
+	}))
+	defer hook.Close()
+	s := startServerWith(t, dir, func(c *Config) {
+		c.OutboundAllowPrivate, c.outboundTLS = true, trustTLS(hook)
+		c.exportRetry, c.exportPoll = time.Hour, 20*time.Millisecond
+	})
+	tn := newTenant(t, dir, "reactors.example.com", "agency", "customers:read")
+	cli(t, dir, "shops", "privacy", "--shop", tn.shopID, "--data-request-url", hook.URL+"/gdpr", "--outbound-allow-private")
+	waitForToken(t, s, tn)
+	seedCustomer(t, s, tn)
+	requestData(t, s, tn)
+	eventually(t, 20*time.Second, "the data-request endpoint is tried", func() bool { return calls.Load() >= 1 })
+	waitAllProjected(t, dir)
+	s.stop()
+
+	tried := calls.Load()
+	head := len(readLog(t, dir))
+	before := reactorCheckpoints(t, dir)
+	for name, pos := range before {
+		if pos == 0 {
+			t.Fatalf("reactor %s never ran: the test would prove nothing", name)
+		}
+	}
+	res, _ := replayCLI(t, dir)
+	if got := calls.Load(); got != tried {
+		t.Errorf("the replay called the data-request endpoint: %d calls, %d before", got, tried)
+	}
+	if n := len(readLog(t, dir)); n != head {
+		t.Errorf("the replay appended %d events", n-head)
+	}
+	rebuilt := fmt.Sprint(res["projectors"])
+	for name := range before {
+		if slices.Contains(toStrings(res["projectors"]), name) {
+			t.Errorf("the replay rebuilt reactor %s (%s)", name, rebuilt)
+		}
+	}
+	if after := reactorCheckpoints(t, dir); !maps.Equal(after, before) {
+		t.Errorf("reactor checkpoints moved: %v, before %v", after, before)
+	}
+}
+
+func toStrings(v any) []string {
+	var out []string
+	for _, x := range v.([]any) {
+		out = append(out, x.(string))
+	}
+	return out
+}
