@@ -143,42 +143,63 @@ func load(ctx context.Context, tx *sql.Tx, k keySet) (*rows, error) {
 	return r, nil
 }
 
-var (
-	upsertCustomerSQL = `INSERT INTO customers (` + customerColumns + `) VALUES (` + strings.Repeat(",?", 23)[1:] + `)
-ON CONFLICT (customer_id) DO UPDATE SET shop_id = excluded.shop_id, external_id = excluded.external_id, email = excluded.email,
-	first_name = excluded.first_name, last_name = excluded.last_name, phone = excluded.phone,
-	accepts_marketing = excluded.accepts_marketing, state = excluded.state, currency = excluded.currency,
-	orders_count = excluded.orders_count, total_spent = excluded.total_spent, last_order_at = excluded.last_order_at,
-	tags = excluded.tags, platform_tags = excluded.platform_tags, platform_created_at = excluded.platform_created_at,
-	created_at = excluded.created_at, updated_at = excluded.updated_at, redacted = excluded.redacted,
-	version = excluded.version, profile_orders_count = excluded.profile_orders_count,
-	profile_total_spent = excluded.profile_total_spent, stage = excluded.stage`
-	upsertOrderSQL = `INSERT INTO customer_orders (` + orderColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT (order_id) DO UPDATE SET shop_id = excluded.shop_id, customer_id = excluded.customer_id, total = excluded.total,
-	refunded = excluded.refunded, cancelled = excluded.cancelled, ordered_at = excluded.ordered_at, version = excluded.version`
-)
+// rowsPerStatement is the most rows one statement writes.
+const rowsPerStatement = 100
+
+// upsert is an INSERT of rows of columns into table that replaces every
+// column of a row already kept under key.
+func upsert(table, key, columns string, n, rows int) string {
+	var set []string
+	for _, c := range strings.Split(columns, ",") {
+		if c = strings.TrimSpace(c); c != key {
+			set = append(set, c+" = excluded."+c)
+		}
+	}
+	row := ",(" + strings.Repeat(",?", n)[1:] + ")"
+	return `INSERT INTO ` + table + ` (` + columns + `) VALUES ` + strings.Repeat(row, rows)[1:] +
+		` ON CONFLICT (` + key + `) DO UPDATE SET ` + strings.Join(set, ", ")
+}
+
+// writeRows writes rows (each given as its column values) rowsPerStatement
+// at a time.
+func writeRows(ctx context.Context, tx *sql.Tx, table, key, columns string, n int, rows [][]any) error {
+	for len(rows) > 0 {
+		k := min(len(rows), rowsPerStatement)
+		args := make([]any, 0, k*n)
+		for _, r := range rows[:k] {
+			args = append(args, r...)
+		}
+		if _, err := tx.ExecContext(ctx, upsert(table, key, columns, n, k), args...); err != nil {
+			return fmt.Errorf("write %s: %w", table, err)
+		}
+		rows = rows[k:]
+	}
+	return nil
+}
 
 // write writes the rows a batch changed, each once.
 func write(ctx context.Context, tx *sql.Tx, ch changes) error {
+	cs := make([][]any, len(ch.customers))
 	for i := range ch.customers {
 		c := &ch.customers[i]
-		if _, err := tx.ExecContext(ctx, upsertCustomerSQL, c.ID, c.Shop, c.ExternalID, c.Email, c.FirstName, c.LastName, c.Phone,
+		cs[i] = []any{c.ID, c.Shop, c.ExternalID, c.Email, c.FirstName, c.LastName, c.Phone,
 			c.AcceptsMarketing, c.State, c.Currency, c.OrdersCount, c.TotalSpent, c.LastOrderAt, c.Tags, c.PlatformTags,
-			c.PlatformCreatedAt, c.CreatedAt, c.UpdatedAt, c.Redacted, c.Version, c.ProfileOrdersCount, c.ProfileSpent, c.Stage); err != nil {
-			return fmt.Errorf("write customer: %w", err)
-		}
+			c.PlatformCreatedAt, c.CreatedAt, c.UpdatedAt, c.Redacted, c.Version, c.ProfileOrdersCount, c.ProfileSpent, c.Stage}
 	}
+	if err := writeRows(ctx, tx, "customers", "customer_id", customerColumns, 23, cs); err != nil {
+		return err
+	}
+	os := make([][]any, len(ch.orders))
 	for i := range ch.orders {
 		o := &ch.orders[i]
-		if _, err := tx.ExecContext(ctx, upsertOrderSQL, o.ID, o.Shop, o.Customer, o.Total, o.Refunded, o.Cancelled, o.OrderedAt, o.Version); err != nil {
-			return fmt.Errorf("write customer order: %w", err)
-		}
+		os[i] = []any{o.ID, o.Shop, o.Customer, o.Total, o.Refunded, o.Cancelled, o.OrderedAt, o.Version}
 	}
-	for _, rf := range ch.refunds {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO customer_refunds (refund_id, order_id, amount) VALUES (?, ?, ?)`,
-			rf.ID, rf.Order, rf.Amount); err != nil {
-			return fmt.Errorf("write customer refund: %w", err)
-		}
+	if err := writeRows(ctx, tx, "customer_orders", "order_id", orderColumns, 8, os); err != nil {
+		return err
 	}
-	return nil
+	rs := make([][]any, len(ch.refunds))
+	for i, rf := range ch.refunds {
+		rs[i] = []any{rf.ID, rf.Order, rf.Amount}
+	}
+	return writeRows(ctx, tx, "customer_refunds", "refund_id", "refund_id, order_id, amount", 3, rs)
 }
