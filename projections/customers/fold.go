@@ -130,7 +130,7 @@ func fold(r *rows, events []projections.DecodedEvent, atRisk, churned int64) cha
 	f := &folding{r: r, atRisk: atRisk, churned: churned,
 		dirtyC: map[string]bool{}, dirtyO: map[string]bool{}, refresh: map[string]bool{}}
 	for i := range events {
-		f.apply(&events[i])
+		cases.Apply(f, &events[i])
 	}
 	f.refreshAll()
 	var ch changes
@@ -146,12 +146,10 @@ func fold(r *rows, events []projections.DecodedEvent, atRisk, churned int64) cha
 	return ch
 }
 
-func (f *folding) apply(e *projections.DecodedEvent) {
-	pos := int64(e.Position)
-	at := e.OccurredAt.UnixMicro()
-	redacted := len(e.Redacted) > 0
-	switch ev := e.Decoded.Event.(type) {
-	case *domain.CustomerErased:
+// cases are the fold of each event type it folds; ShopErased, which
+// deletes rows by shop, is applied between folds (applyBatch).
+var cases = projections.NewCases(
+	projections.On(func(f *folding, ev *domain.CustomerErased, e *projections.DecodedEvent) {
 		// The personal data of an erased customer's profile (and of the
 		// profile of the messaging identity of its phone) is nulled and
 		// the row marked redacted; the figures and tags stay, they are
@@ -163,29 +161,36 @@ func (f *folding) apply(e *projections.DecodedEvent) {
 			}
 			c.Email, c.FirstName, c.LastName, c.Phone = sql.NullString{}, sql.NullString{}, sql.NullString{}, sql.NullString{}
 			c.Redacted = true
-			c.Version = max(c.Version, pos)
+			c.Version = max(c.Version, int64(e.Position))
 			f.dirtyC[id] = true
 		}
-	case *domain.CustomerCreated:
-		f.upsertProfile(ev.CustomerID, ev.ShopID, &ev.CustomerProfile, redacted, at, pos)
-	case *domain.CustomerUpdated:
-		if !ev.Stale {
-			f.upsertProfile(ev.CustomerID, ev.ShopID, &ev.CustomerProfile, redacted, at, pos)
+	}),
+	projections.On(func(f *folding, ev *domain.CustomerCreated, e *projections.DecodedEvent) {
+		f.upsertProfile(ev.CustomerID, ev.ShopID, &ev.CustomerProfile, e)
+	}),
+	projections.On(func(f *folding, ev *domain.CustomerUpdated, e *projections.DecodedEvent) {
+		if !ev.Stale { // else kept in the log, older than the profile shown
+			f.upsertProfile(ev.CustomerID, ev.ShopID, &ev.CustomerProfile, e)
 		}
-	case *domain.OrderRecorded:
-		f.applyOrder(ev, pos)
-	case *domain.RefundRecorded:
-		f.applyRefund(ev)
-	case *domain.CustomerTagsSet:
+	}),
+	projections.On(func(f *folding, ev *domain.CustomerTagsSet, e *projections.DecodedEvent) {
+		pos := int64(e.Position)
 		c, ok := f.r.customers[ev.CustomerID]
 		if !ok || c.Shop != ev.ShopID || c.Version >= pos {
 			return
 		}
 		tags, _ := json.Marshal(ev.Tags)
-		c.Tags, c.UpdatedAt, c.Version = string(tags), at, pos
+		c.Tags, c.UpdatedAt, c.Version = string(tags), e.OccurredAt.UnixMicro(), pos
 		f.dirtyC[c.ID] = true
-	}
-}
+	}),
+	projections.On(func(f *folding, ev *domain.OrderRecorded, e *projections.DecodedEvent) {
+		f.applyOrder(ev, int64(e.Position))
+	}),
+	projections.On(func(f *folding, ev *domain.RefundRecorded, _ *projections.DecodedEvent) { f.applyRefund(ev) }),
+)
+
+// handledTypes are the event types the projector folds.
+var handledTypes = append(cases.Types(), "ShopErased")
 
 func nullString(s *string) sql.NullString {
 	if s == nil {
@@ -194,7 +199,8 @@ func nullString(s *string) sql.NullString {
 	return sql.NullString{String: *s, Valid: true}
 }
 
-func (f *folding) upsertProfile(id, shop string, p *domain.CustomerProfile, redacted bool, at, pos int64) {
+func (f *folding) upsertProfile(id, shop string, p *domain.CustomerProfile, e *projections.DecodedEvent) {
+	pos, at, redacted := int64(e.Position), e.OccurredAt.UnixMicro(), len(e.Redacted) > 0
 	platformTags, _ := json.Marshal(nonNil(p.PlatformTags))
 	var platformCreated int64
 	created := at

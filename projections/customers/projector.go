@@ -97,8 +97,6 @@ func bounds(now time.Time) (atRisk, churned int64) {
 	return now.Add(-domain.AtRiskAfter).UnixMicro(), now.Add(-domain.ChurnedAfter).UnixMicro()
 }
 
-var handledTypes = []string{"ShopErased", "CustomerErased", "CustomerCreated", "CustomerUpdated", "CustomerTagsSet", "OrderRecorded", "RefundRecorded"}
-
 // Projector returns the customers projector. now is the clock lifecycle
 // stages are computed at (nil: time.Now); its Upkeep moves the stages of
 // customers whose last order aged past a threshold.
