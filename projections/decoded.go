@@ -57,3 +57,51 @@ func Sealing(codec *envelope.Codec, label string, apply DecodedHandler) DecodedH
 		return apply(ctx, tx, e, d)
 	}
 }
+
+// DecodedEvent is an event of the log with its decoded payload.
+type DecodedEvent struct {
+	eventlog.Event
+	envelope.Decoded
+}
+
+// BatchHandler applies decoded events, in log order, in one call.
+type BatchHandler func(ctx context.Context, tx *sql.Tx, events []DecodedEvent) error
+
+// DecodingBatch is Decoding for a Projector.HandleBatch: it keeps the
+// events whose type is in types, decodes them with codec (skipping those
+// of an erased shop) and passes them to apply in one call, none when no
+// event is left. A decoding failure is returned.
+func DecodingBatch(codec *envelope.Codec, types []string, apply BatchHandler) func(ctx context.Context, tx *sql.Tx, events []eventlog.Event) error {
+	want := make(map[string]bool, len(types))
+	for _, t := range types {
+		want[t] = true
+	}
+	return func(ctx context.Context, tx *sql.Tx, events []eventlog.Event) error {
+		decoded := make([]DecodedEvent, 0, len(events))
+		for i := range events {
+			e := &events[i]
+			if !want[e.Type] {
+				continue
+			}
+			d, err := codec.Decode(ctx, e)
+			if errors.Is(err, envelope.ErrShopErased) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			decoded = append(decoded, DecodedEvent{Event: *e, Decoded: d})
+		}
+		if len(decoded) == 0 {
+			return nil
+		}
+		return apply(ctx, tx, decoded)
+	}
+}
+
+// OneByOne turns a Projector.HandleBatch into the one-event Handle.
+func OneByOne(batch func(ctx context.Context, tx *sql.Tx, events []eventlog.Event) error) func(ctx context.Context, tx *sql.Tx, e eventlog.Event) error {
+	return func(ctx context.Context, tx *sql.Tx, e eventlog.Event) error {
+		return batch(ctx, tx, []eventlog.Event{e})
+	}
+}

@@ -27,6 +27,15 @@ type Projector struct {
 	// and must not keep e.Data beyond the call. A returned error (or a
 	// panic) is retried, then the event is parked.
 	Handle func(ctx context.Context, tx *sql.Tx, e eventlog.Event) error
+	// HandleBatch, when set, is used by the runtime instead of Handle: it
+	// applies several consecutive events (those of one store transaction,
+	// at most Config.Batch) in one call, so a projector can fold them in
+	// memory and write each row it changes once. The rules of Handle hold
+	// for each event. When it fails for a batch of several events, the
+	// runtime applies them again one per call, so that the failing event
+	// alone is retried and parked. Handle stays required: it is the
+	// one-event form (HandleBatch with one event, typically).
+	HandleBatch func(ctx context.Context, tx *sql.Tx, events []eventlog.Event) error
 	// Types, when set, are the only event types Handle folds: the runtime
 	// passes over the others without a transaction, and persists the
 	// checkpoint they moved in the background (FlushInterval). Nil means

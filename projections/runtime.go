@@ -606,6 +606,26 @@ func (r *Runtime) pending(p *projector, batch []eventlog.Event) []eventlog.Event
 func (r *Runtime) apply(ctx context.Context, p *projector, events []eventlog.Event) error {
 	last := events[len(events)-1].Position
 	applied, err := r.cfg.Store.Apply(ctx, p.Name, last, func(tx *sql.Tx) error {
+		if p.HandleBatch != nil {
+			var err error
+			if r.cfg.Unbounded {
+				err = handleBatch(context.WithoutCancel(ctx), p, tx, events)
+			} else {
+				hctx, cancel := context.WithTimeout(ctx, r.cfg.HandleTimeout)
+				err = handleBatch(hctx, p, tx, events)
+				cancel()
+			}
+			if err != nil {
+				// Which event of several failed is not known: the handler
+				// applies them again one by one (position 0).
+				he := &handlerError{err: err}
+				if len(events) == 1 {
+					he.position = events[0].Position
+				}
+				return he
+			}
+			return nil
+		}
 		for _, e := range events {
 			// The timeout starts once the store's writer is ours, so
 			// waiting behind another projector never counts.
@@ -739,6 +759,16 @@ func handle(ctx context.Context, p *projector, tx *sql.Tx, e eventlog.Event) (er
 		}
 	}()
 	return p.Handle(ctx, tx, e)
+}
+
+// handleBatch runs p.HandleBatch for events, turning a panic into an error.
+func handleBatch(ctx context.Context, p *projector, tx *sql.Tx, events []eventlog.Event) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("panic: %v\n%s", v, debug.Stack())
+		}
+	}()
+	return p.HandleBatch(ctx, tx, events)
 }
 
 // handlerError marks a failure of the projector's own Handle, as opposed to

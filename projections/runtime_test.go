@@ -799,3 +799,55 @@ func TestUpkeepRunsAtStartAndEveryInterval(t *testing.T) {
 		t.Fatalf("upkeep moved the checkpoint to %d (%v)", cp, err)
 	}
 }
+
+// TestBatchHandlerFoldsSeveralEventsPerCall: a projector with HandleBatch
+// gets the waiting events in calls of several; an event that fails inside
+// a batch is parked alone and the others are applied.
+func TestBatchHandlerFoldsSeveralEventsPerCall(t *testing.T) {
+	e := newEnv(t)
+	types := []string{"A", "B", "Poison", "C", "Panic", "D"}
+	for i := range 50 {
+		types = append(types, fmt.Sprintf("T%02d", i))
+	}
+	last := e.add(t, "item-1", types...)
+	p := itemsProjector("items", nil)
+	inner := p.Handle
+	var calls, largest atomic.Int64
+	p.HandleBatch = func(ctx context.Context, tx *sql.Tx, events []eventlog.Event) error {
+		calls.Add(1)
+		if n := int64(len(events)); n > largest.Load() {
+			largest.Store(n)
+		}
+		for _, ev := range events {
+			switch ev.Type {
+			case "Poison":
+				return errors.New("cannot fold this")
+			case "Panic":
+				var m map[string]int
+				m["x"]++
+			}
+			if err := inner(ctx, tx, ev); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	p.Handle = func(context.Context, *sql.Tx, eventlog.Event) error {
+		return errors.New("Handle called although HandleBatch is set")
+	}
+	h := newRuntime(t, e, e.store, p)
+	h.start(t)
+	h.waitFor(t, last)
+	want := []string{"A", "B", "C", "D"}
+	want = append(want, types[6:]...)
+	if got := rows(t, e.store, "items"); strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("rows = %v, want %v", got, want)
+	}
+	parked, err := e.store.Parked(t.Context(), "items")
+	if err != nil || len(parked) != 2 || parked[0].Type != "Poison" || parked[1].Type != "Panic" {
+		t.Fatalf("parked = %+v, %v; want Poison and Panic", parked, err)
+	}
+	if largest.Load() < 2 {
+		t.Fatalf("HandleBatch got at most %d events per call", largest.Load())
+	}
+}

@@ -31,7 +31,9 @@ package attribution
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"strings"
 
 	attr "github.com/cgp-platform/cgp/attribution"
 	"github.com/cgp-platform/cgp/domain"
@@ -143,6 +145,8 @@ func ProjectorWith(codec *envelope.Codec, cfg attr.Config) projections.Projector
 		Migrations: migrations,
 		Types:      handledTypes,
 		Handle:     projections.Decoding(codec, handledTypes, p.apply),
+		// The records page's index; the fold finds orders by key.
+		QueryIndexes: []string{"attribution_orders_shop_ordered"},
 	}
 }
 
@@ -233,45 +237,64 @@ func (p *projector) applyOrder(ctx context.Context, tx *sql.Tx, ev *domain.Order
 		}
 	}
 	o := attr.NewOrder(ev)
-	res, err := tx.ExecContext(ctx, `
+	// The row as written (its refunds are summed when it is first
+	// written, kept by each refund afterwards) and the shop's window, read
+	// along: no row when an older snapshot was replayed.
+	var row orderRow
+	err := tx.QueryRowContext(ctx, `
 INSERT INTO attribution_orders (order_id, shop_id, customer_id, ordered_at, revenue, refunded, currency, version)
 VALUES (?, ?, ?, ?, ?, (SELECT COALESCE(SUM(amount), 0) FROM attribution_refunds WHERE order_id = ?), ?, ?)
 ON CONFLICT (order_id) DO UPDATE SET customer_id = excluded.customer_id, ordered_at = excluded.ordered_at,
 	revenue = excluded.revenue, currency = excluded.currency, version = excluded.version
-WHERE attribution_orders.version < excluded.version`,
-		ev.OrderID, ev.ShopID, ev.CustomerID, readmodel.Micros(o.At), int64(o.Revenue), ev.OrderID, ev.Currency, pos)
+WHERE attribution_orders.version < excluded.version
+RETURNING shop_id, customer_id, ordered_at, revenue, refunded`,
+		ev.OrderID, ev.ShopID, ev.CustomerID, readmodel.Micros(o.At), int64(o.Revenue), ev.OrderID, ev.Currency, pos).
+		Scan(&row.shop, &row.customer, &row.at, &row.revenue, &row.refunded)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil // an older snapshot replayed
+	}
 	if err != nil {
 		return err
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return nil // an older snapshot replayed
+	if err := tx.QueryRowContext(ctx, `SELECT lookback_seconds FROM attribution_settings WHERE shop_id = ?`, row.shop).
+		Scan(&row.lookback); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return err
 	}
-	return p.recompute(ctx, tx, ev.OrderID)
+	return p.credit(ctx, tx, ev.OrderID, row)
+}
+
+// orderRow is what the credits of an order are computed from.
+type orderRow struct {
+	shop, customer        string
+	at, revenue, refunded int64
+	lookback              sql.NullInt64 // the shop's window
 }
 
 // recompute replaces the credits of an order (nothing when the order is
 // not folded yet: its refunds wait for it) from its row, its refunds and
 // the touchpoints of its customer.
 func (p *projector) recompute(ctx context.Context, tx *sql.Tx, orderID string) error {
-	var shop, customer string
-	var at, revenue int64
-	var lookback sql.NullInt64 // the shop's window, read along
+	var row orderRow
 	err := tx.QueryRowContext(ctx, `SELECT shop_id, customer_id, ordered_at, revenue,
 		(SELECT lookback_seconds FROM attribution_settings s WHERE s.shop_id = o.shop_id)
-		FROM attribution_orders o WHERE order_id = ?`, orderID).Scan(&shop, &customer, &at, &revenue, &lookback)
+		FROM attribution_orders o WHERE order_id = ?`, orderID).Scan(&row.shop, &row.customer, &row.at, &row.revenue, &row.lookback)
 	if err == sql.ErrNoRows {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	var refunded int64
-	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(amount), 0) FROM attribution_refunds WHERE order_id = ?`, orderID).Scan(&refunded); err != nil {
+	if err := tx.QueryRowContext(ctx, `UPDATE attribution_orders SET refunded = (SELECT COALESCE(SUM(amount), 0) FROM attribution_refunds WHERE order_id = ?1)
+		WHERE order_id = ?1 RETURNING refunded`, orderID).Scan(&row.refunded); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE attribution_orders SET refunded = ? WHERE order_id = ?`, refunded, orderID); err != nil {
-		return err
-	}
+	return p.credit(ctx, tx, orderID, row)
+}
+
+// credit replaces the credits of an order from row and the touchpoints of
+// its customer.
+func (p *projector) credit(ctx context.Context, tx *sql.Tx, orderID string, row orderRow) error {
+	shop, customer, at, revenue, refunded, lookback := row.shop, row.customer, row.at, row.revenue, row.refunded, row.lookback
 	order := attr.Order{ID: orderID, At: readmodel.Time(at), Revenue: domain.Amount(revenue), Refunded: domain.Amount(refunded)}
 	cfg := p.shopConfig(lookback)
 	from := readmodel.Micros(order.At.Add(-cfg.Lookback))
@@ -314,16 +337,30 @@ func (p *projector) recompute(ctx context.Context, tx *sql.Tx, orderID string) e
 	if _, err := tx.ExecContext(ctx, `DELETE FROM attribution_credits WHERE order_id = ?`, orderID); err != nil {
 		return err
 	}
+	// The credits of the order, up to creditsPerStatement in one statement.
+	const columns, creditsPerStatement = 11, 200
+	vals := make([]any, 0, min(len(result.Touches)*len(attr.Models()), creditsPerStatement)*columns)
+	flush := func() error {
+		if len(vals) == 0 {
+			return nil
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO attribution_credits (order_id, model, touchpoint_id, shop_id, position,
+		channel, source, campaign, weight, revenue, refunded) VALUES `+
+			strings.Repeat(",(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", len(vals)/columns)[1:], vals...)
+		vals = vals[:0]
+		return err
+	}
 	for i, touch := range result.Touches {
 		for _, m := range attr.Models() {
 			c := touch.Credit(m)
-			if _, err := tx.ExecContext(ctx, `INSERT INTO attribution_credits (order_id, model, touchpoint_id, shop_id, position,
-				channel, source, campaign, weight, revenue, refunded) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-				orderID, m.String(), touch.Touchpoint.ID, shop, i, string(touch.Class.Channel), touch.Class.Source,
-				touch.Class.Campaign, c.Weight, int64(c.Revenue), int64(c.Refunded)); err != nil {
-				return err
+			vals = append(vals, orderID, m.String(), touch.Touchpoint.ID, shop, i, string(touch.Class.Channel), touch.Class.Source,
+				touch.Class.Campaign, c.Weight, int64(c.Revenue), int64(c.Refunded))
+			if len(vals) == creditsPerStatement*columns {
+				if err := flush(); err != nil {
+					return err
+				}
 			}
 		}
 	}
-	return nil
+	return flush()
 }

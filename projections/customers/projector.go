@@ -3,14 +3,11 @@ package customers
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/envelope"
-	"github.com/cgp-platform/cgp/eventlog"
 	"github.com/cgp-platform/cgp/projections"
 	"github.com/cgp-platform/cgp/readmodel"
 )
@@ -100,8 +97,6 @@ func bounds(now time.Time) (atRisk, churned int64) {
 	return now.Add(-domain.AtRiskAfter).UnixMicro(), now.Add(-domain.ChurnedAfter).UnixMicro()
 }
 
-var handledTypes = []string{"ShopErased", "CustomerErased", "CustomerCreated", "CustomerUpdated", "CustomerTagsSet", "OrderRecorded", "RefundRecorded"}
-
 // Projector returns the customers projector. now is the clock lifecycle
 // stages are computed at (nil: time.Now); its Upkeep moves the stages of
 // customers whose last order aged past a threshold.
@@ -110,12 +105,14 @@ func Projector(codec *envelope.Codec, now func() time.Time) projections.Projecto
 		now = time.Now
 	}
 	p := &projector{now: now}
+	batch := projections.DecodingBatch(codec, handledTypes, p.applyBatch)
 	return projections.Projector{
-		Name:       Name,
-		Migrations: migrations,
-		Types:      handledTypes,
-		Handle:     projections.Decoding(codec, handledTypes, p.apply),
-		Upkeep:     func(ctx context.Context, tx *sql.Tx, _ time.Time) error { return AgeStages(ctx, tx, p.now()) },
+		Name:        Name,
+		Migrations:  migrations,
+		Types:       handledTypes,
+		Handle:      projections.OneByOne(batch),
+		HandleBatch: batch,
+		Upkeep:      func(ctx context.Context, tx *sql.Tx, _ time.Time) error { return AgeStages(ctx, tx, p.now()) },
 		// The list pages' indexes; the fold finds customers and their
 		// orders by key.
 		QueryIndexes: []string{"customers_shop_created", "customers_shop_last_order", "customers_shop_spent",
@@ -127,167 +124,38 @@ type projector struct {
 	now func() time.Time
 }
 
-func (p *projector) apply(ctx context.Context, tx *sql.Tx, e *eventlog.Event, d envelope.Decoded) error {
+// applyBatch folds events in memory (fold) and writes each row they
+// change once; a ShopErased, which deletes rows by shop, is applied on its
+// own between the folds of the events before and after it.
+func (p *projector) applyBatch(ctx context.Context, tx *sql.Tx, events []projections.DecodedEvent) error {
 	atRisk, churned := bounds(p.now())
-	t := totals{atRisk: atRisk, churned: churned}
-	at := e.OccurredAt.UnixMicro()
-	redacted := len(d.Redacted) > 0
-	switch ev := d.Event.(type) {
-	case *domain.ShopErased:
-		return readmodel.DeleteShopRows(ctx, tx, ev.ShopID,
-			readmodel.ChildRows("customer_refunds", "order_id", "customer_orders", "order_id"),
-			readmodel.ShopRows("customer_orders"), readmodel.ShopRows("customers"))
-	case *domain.CustomerErased:
-		return eraseCustomer(ctx, tx, ev, int64(e.Position))
-	case *domain.CustomerCreated:
-		return t.upsertProfile(ctx, tx, ev.CustomerID, ev.ShopID, &ev.CustomerProfile, redacted, at, e.Position)
-	case *domain.CustomerUpdated:
-		if ev.Stale {
-			return nil // kept in the log, older than the profile shown
+	for len(events) > 0 {
+		n := 0
+		for n < len(events) {
+			if _, ok := events[n].Decoded.Event.(*domain.ShopErased); ok {
+				break
+			}
+			n++
 		}
-		return t.upsertProfile(ctx, tx, ev.CustomerID, ev.ShopID, &ev.CustomerProfile, redacted, at, e.Position)
-	case *domain.OrderRecorded:
-		return t.applyOrder(ctx, tx, ev, e.Position)
-	case *domain.RefundRecorded:
-		return t.applyRefund(ctx, tx, ev)
-	case *domain.CustomerTagsSet:
-		tags, _ := json.Marshal(ev.Tags)
-		_, err := tx.ExecContext(ctx, `UPDATE customers SET tags = ?, updated_at = ?, version = ?
-			WHERE customer_id = ? AND shop_id = ? AND version < ?`,
-			string(tags), at, e.Position, ev.CustomerID, ev.ShopID, e.Position)
-		if err != nil {
-			return fmt.Errorf("set tags: %w", err)
+		if n > 0 {
+			r, err := load(ctx, tx, keys(events[:n]))
+			if err != nil {
+				return err
+			}
+			if err := write(ctx, tx, fold(r, events[:n], atRisk, churned)); err != nil {
+				return err
+			}
 		}
-	}
-	return nil
-}
-
-func (t totals) upsertProfile(ctx context.Context, tx *sql.Tx, id, shop string, p *domain.CustomerProfile, redacted bool, at int64, pos eventlog.Position) error {
-	platformTags, _ := json.Marshal(nonNil(p.PlatformTags))
-	// created_at is when the customer was created on the platform when it
-	// says so, else when the service first heard of it; it never changes
-	// afterwards, so cursors over it are stable.
-	var platformCreated int64
-	created := at
-	if !p.PlatformCreated.IsZero() {
-		platformCreated = p.PlatformCreated.UnixMicro()
-		created = platformCreated
-	}
-	// tags start as the platform's tags; afterwards only the admin API
-	// changes them, so an update keeps the existing tags.
-	_, err := tx.ExecContext(ctx, `
-INSERT INTO customers (customer_id, shop_id, external_id, email, first_name, last_name, phone,
-	accepts_marketing, state, currency, profile_orders_count, profile_total_spent, tags, platform_tags,
-	platform_created_at, created_at, updated_at, redacted, version)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT (customer_id) DO UPDATE SET
-	email = excluded.email, first_name = excluded.first_name, last_name = excluded.last_name,
-	phone = excluded.phone, accepts_marketing = excluded.accepts_marketing, state = excluded.state,
-	currency = excluded.currency, profile_orders_count = excluded.profile_orders_count,
-	profile_total_spent = excluded.profile_total_spent,
-	platform_tags = excluded.platform_tags, platform_created_at = excluded.platform_created_at,
-	updated_at = excluded.updated_at, redacted = MAX(customers.redacted, excluded.redacted),
-	version = excluded.version
-WHERE customers.version < excluded.version`,
-		id, shop, p.ExternalID, p.Email, p.FirstName, p.LastName, p.Phone,
-		p.AcceptsMarketing, p.State, p.Currency, p.OrdersCount, int64(p.TotalSpent), string(platformTags), string(platformTags),
-		platformCreated, created, at, redacted, pos)
-	if err != nil {
-		return fmt.Errorf("upsert customer: %w", err)
-	}
-	return t.refresh(ctx, tx, id)
-}
-
-// applyOrder keeps an order of a customer and refreshes the customer's
-// figures (and those of a customer the order moved away from).
-func (t totals) applyOrder(ctx context.Context, tx *sql.Tx, ev *domain.OrderRecorded, pos eventlog.Position) error {
-	if ev.Stale {
-		return nil
-	}
-	var previous string
-	err := tx.QueryRowContext(ctx, `SELECT customer_id FROM customer_orders WHERE order_id = ?`, ev.OrderID).Scan(&previous)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("order owner: %w", err)
-	}
-	if ev.CustomerID == "" && previous == "" {
-		return nil // a guest order: no customer to count it for
-	}
-	orderedAt := ev.CreatedAt
-	if orderedAt.IsZero() {
-		orderedAt = ev.ProcessedAt
-	}
-	_, err = tx.ExecContext(ctx, `
-INSERT INTO customer_orders (order_id, shop_id, customer_id, total, refunded, cancelled, ordered_at, version)
-VALUES (?, ?, ?, ?, (SELECT COALESCE(SUM(amount), 0) FROM customer_refunds WHERE order_id = ?), ?, ?, ?)
-ON CONFLICT (order_id) DO UPDATE SET customer_id = excluded.customer_id, total = excluded.total,
-	cancelled = excluded.cancelled, ordered_at = excluded.ordered_at, version = excluded.version
-WHERE customer_orders.version < excluded.version`,
-		ev.OrderID, ev.ShopID, ev.CustomerID, int64(ev.TotalPrice), ev.OrderID, !ev.CancelledAt.IsZero(), orderedAt.UnixMicro(), pos)
-	if err != nil {
-		return fmt.Errorf("customer order: %w", err)
-	}
-	if previous != "" && previous != ev.CustomerID {
-		if err := t.refresh(ctx, tx, previous); err != nil {
-			return err
+		if n < len(events) {
+			ev := events[n].Decoded.Event.(*domain.ShopErased)
+			if err := readmodel.DeleteShopRows(ctx, tx, ev.ShopID,
+				readmodel.ChildRows("customer_refunds", "order_id", "customer_orders", "order_id"),
+				readmodel.ShopRows("customer_orders"), readmodel.ShopRows("customers")); err != nil {
+				return err
+			}
+			n++
 		}
-	}
-	return t.refresh(ctx, tx, ev.CustomerID)
-}
-
-// applyRefund keeps a refund and lowers its customer's total spent.
-func (t totals) applyRefund(ctx context.Context, tx *sql.Tx, ev *domain.RefundRecorded) error {
-	if _, err := tx.ExecContext(ctx, `INSERT INTO customer_refunds (refund_id, order_id, amount) VALUES (?, ?, ?)
-		ON CONFLICT (refund_id) DO NOTHING`, ev.RefundID, ev.OrderID, int64(ev.Amount)); err != nil {
-		return fmt.Errorf("customer refund: %w", err)
-	}
-	var customer string
-	err := tx.QueryRowContext(ctx, `UPDATE customer_orders
-		SET refunded = (SELECT COALESCE(SUM(amount), 0) FROM customer_refunds WHERE order_id = ?)
-		WHERE order_id = ? RETURNING customer_id`, ev.OrderID, ev.OrderID).Scan(&customer)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil // the order is not here yet (or is a guest's): it picks the refund up when it comes
-	}
-	if err != nil {
-		return fmt.Errorf("refund order: %w", err)
-	}
-	return t.refresh(ctx, tx, customer)
-}
-
-// totals refreshes customers' figures at the boundaries of one instant.
-type totals struct {
-	atRisk, churned int64
-}
-
-// refreshSQL sets a customer's order count, total spent, last order and
-// lifecycle stage from the orders received (cancelled orders do not count;
-// refunds lower the total), or from its profile when no order of it was
-// received. ?1 is the customer, ?2 and ?3 the at-risk and churned
-// boundaries.
-var refreshSQL = `
-WITH s AS (
-	SELECT COUNT(*) AS seen,
-		COALESCE(SUM(CASE WHEN cancelled = 0 THEN 1 ELSE 0 END), 0) AS live,
-		COALESCE(SUM(CASE WHEN cancelled = 0 THEN total - refunded ELSE 0 END), 0) AS spent,
-		COALESCE(MAX(CASE WHEN cancelled = 0 THEN ordered_at END), 0) AS last
-	FROM customer_orders WHERE customer_id = ?1),
-n AS (
-	SELECT CASE WHEN s.seen > 0 THEN s.live ELSE c.profile_orders_count END AS orders,
-		CASE WHEN s.seen > 0 THEN s.spent ELSE c.profile_total_spent END AS spent,
-		s.last AS last
-	FROM s, customers c WHERE c.customer_id = ?1)
-UPDATE customers SET
-	orders_count  = n.orders,
-	total_spent   = n.spent,
-	last_order_at = n.last,
-	stage         = ` + stageExpr("n.orders", "n.last", "?2", "?3") + `
-FROM n WHERE customer_id = ?1`
-
-func (t totals) refresh(ctx context.Context, tx *sql.Tx, customer string) error {
-	if customer == "" {
-		return nil
-	}
-	if _, err := tx.ExecContext(ctx, refreshSQL, customer, t.atRisk, t.churned); err != nil {
-		return fmt.Errorf("customer totals: %w", err)
+		events = events[n:]
 	}
 	return nil
 }
