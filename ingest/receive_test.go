@@ -63,9 +63,9 @@ func (rc *receiver) post(t *testing.T, topic, id string, body []byte) *http.Resp
 	return resp
 }
 
-// eventOf returns the type of the event a delivery became and, for a
-// recorded delivery, its reason.
-func (rc *receiver) eventOf(t *testing.T, deliveryID string) (typ, reason string) {
+// became returns the event a delivery became and its decoded form; ok is
+// false when the delivery is not in the log.
+func (rc *receiver) became(t *testing.T, deliveryID string) (typ string, ev domain.Event, ok bool) {
 	t.Helper()
 	evs, err := rc.log.ReadAll(context.Background(), 0, 1000)
 	if err != nil {
@@ -80,12 +80,20 @@ func (rc *receiver) eventOf(t *testing.T, deliveryID string) (typ, reason string
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rec, ok := d.Event.(*domain.WebhookDeliveryRecorded); ok {
-			reason = rec.Reason
-		}
-		return evs[i].Type, reason
+		return evs[i].Type, d.Event, true
 	}
-	return "", ""
+	return "", nil, false
+}
+
+// eventOf returns the type of the event a delivery became and, for a
+// recorded delivery, its reason.
+func (rc *receiver) eventOf(t *testing.T, deliveryID string) (typ, reason string) {
+	t.Helper()
+	typ, ev, _ := rc.became(t, deliveryID)
+	if rec, ok := ev.(*domain.WebhookDeliveryRecorded); ok {
+		reason = rec.Reason
+	}
+	return typ, reason
 }
 
 // TestPanickingMapperParksTheDelivery: a mapper that panics does not take
@@ -157,26 +165,15 @@ func TestUnmappedDeliveriesAreRecorded(t *testing.T) {
 // recorded returns the WebhookDeliveryRecorded a delivery became.
 func (rc *receiver) recorded(t *testing.T, deliveryID string) *domain.WebhookDeliveryRecorded {
 	t.Helper()
-	evs, err := rc.log.ReadAll(context.Background(), 0, 1000)
-	if err != nil {
-		t.Fatal(err)
+	typ, ev, ok := rc.became(t, deliveryID)
+	if !ok {
+		t.Fatalf("%s not in the log", deliveryID)
 	}
-	id := eventlog.DeterministicID("commerce", "shop_receiver", deliveryID)
-	for i := range evs {
-		if evs[i].ID != id {
-			continue
-		}
-		d, err := rc.codec.Decode(context.Background(), &evs[i])
-		if err != nil {
-			t.Fatal(err)
-		}
-		if rec, ok := d.Event.(*domain.WebhookDeliveryRecorded); ok {
-			return rec
-		}
-		t.Fatalf("%s became %s", deliveryID, evs[i].Type)
+	rec, isRecorded := ev.(*domain.WebhookDeliveryRecorded)
+	if !isRecorded {
+		t.Fatalf("%s became %s", deliveryID, typ)
 	}
-	t.Fatalf("%s not in the log", deliveryID)
-	return nil
+	return rec
 }
 
 // TestRecordedDeliveryKeepsWhyAndWhen: a recorded delivery's triggered_at
