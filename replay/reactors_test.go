@@ -98,14 +98,7 @@ func appendEvents(t *testing.T, log eventlog.Log, n int) (ids []string, last eve
 // reached pos, then stops them.
 func serveUntil(t *testing.T, dir string, log eventlog.Log, pos eventlog.Position, ps ...projections.Projector) {
 	t.Helper()
-	path, err := replay.Current(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := rmsqlite.Open(rmsqlite.Config{Path: path})
-	if err != nil {
-		t.Fatal(err)
-	}
+	store := openCurrent(t, dir)
 	defer store.Close()
 	rt, err := projections.New(projections.Config{Log: log, Store: store, Logger: zerolog.Nop()})
 	if err != nil {
@@ -118,7 +111,7 @@ func serveUntil(t *testing.T, dir string, log eventlog.Log, pos eventlog.Positio
 	}
 	done := make(chan error, 1)
 	go func() { done <- rt.Run(context.Background()) }()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // generous: a loaded machine
 	defer cancel()
 	if err := rt.WaitFor(ctx, pos); err != nil {
 		t.Fatal(err)
@@ -133,14 +126,7 @@ func serveUntil(t *testing.T, dir string, log eventlog.Log, pos eventlog.Positio
 
 func checkpoint(t *testing.T, dir, projector string) eventlog.Position {
 	t.Helper()
-	path, err := replay.Current(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := rmsqlite.Open(rmsqlite.Config{Path: path})
-	if err != nil {
-		t.Fatal(err)
-	}
+	store := openCurrent(t, dir)
 	defer store.Close()
 	cp, err := store.Checkpoint(context.Background(), projector)
 	if err != nil {
@@ -200,4 +186,18 @@ func TestReplayRunsNoReactorAndTheReactorGoesOnWhereItStopped(t *testing.T) {
 	if len(got) != 8 {
 		t.Errorf("%d keys delivered, want 8", len(got))
 	}
+}
+
+// openCurrent opens the read-model version dir's pointer names.
+func openCurrent(t *testing.T, dir string) *rmsqlite.Store {
+	t.Helper()
+	path, err := replay.Current(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := rmsqlite.Open(rmsqlite.Config{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return store
 }
