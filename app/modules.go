@@ -32,7 +32,8 @@ import (
 type Module struct {
 	Name string
 	// Projectors fold read models from the log; `cgp replay` rebuilds
-	// them. Built for a replay (Deps.Commands nil), none of them acts.
+	// them. Only the journeys' enrolment issues commands from a projector
+	// (idempotent by deterministic ids, so a replay may run it too).
 	Projectors func(d Deps) []projections.Projector
 	// Reactors consume committed events with their own checkpoint and
 	// issue commands or side effects, idempotent by deterministic ids; a
@@ -53,8 +54,8 @@ type Module struct {
 // Deps are what the modules' projectors and reactors are built from.
 type Deps struct {
 	Codec *envelope.Codec
-	// Commands issue the reactors' commands. Nil builds the projectors
-	// for a replay, where nothing acts.
+	// Commands issue the reactors' commands and the journeys'
+	// enrolments. Nil: nothing issues a command.
 	Commands *commands.Handler
 	// TenancyChanged is called after each change of the tenancy read
 	// model (caches drop). Optional.
@@ -170,7 +171,7 @@ func Reactors(d Deps) []projections.Projector {
 }
 
 // enroll is the journeys' enrolment: the EnrollInJourney command, keyed by
-// the trigger event's id. Nil without commands (a replay).
+// the trigger event's id. Nil without commands.
 func enroll(d Deps) journeys.Enroll {
 	if d.Commands == nil {
 		return nil
