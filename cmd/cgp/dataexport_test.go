@@ -444,12 +444,7 @@ func trustTLS(srv *httptest.Server) *tls.Config {
 // listening and a closed port, so a shop learns nothing about ports.
 func TestDataRequestURLGuardAtConnectTime(t *testing.T) {
 	dir := t.TempDir()
-	var hits atomic.Int32
-	hook := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		hits.Add(1)
-		w.WriteHeader(http.StatusNoContent)
-	}))
-	defer hook.Close()
+	hook, hits := countingHook(t, http.StatusNoContent)
 	closed := httptest.NewTLSServer(http.NotFoundHandler())
 	closed.Close()
 	_, port, _ := net.SplitHostPort(hook.Listener.Addr().String())
@@ -474,4 +469,17 @@ func TestDataRequestURLGuardAtConnectTime(t *testing.T) {
 	if logs := s.logs.String(); strings.Contains(logs, ":"+port) || strings.Contains(logs, "connection refused") || strings.Contains(logs, "prohibited") {
 		t.Errorf("the logs hold the dial error or the port: %s", logs)
 	}
+}
+
+// countingHook is a TLS endpoint that answers every request with status
+// and counts them; it closes with the test.
+func countingHook(t *testing.T, status int) (*httptest.Server, *atomic.Int32) {
+	t.Helper()
+	var calls atomic.Int32
+	hook := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.WriteHeader(status)
+	}))
+	t.Cleanup(hook.Close)
+	return hook, &calls
 }

@@ -27,9 +27,7 @@ func TestBearerSchemeMissingIsSaid(t *testing.T) {
 	dir := t.TempDir()
 	s := startServer(t, dir)
 	tn := newTenant(t, dir, "scheme.example.com", "agency", "*")
-	if r := s.get(t, "/api/v1/customers", tn.token, "X-Wait-For-Position", fmtAny(float64(tn.position))); r.status != 200 {
-		t.Fatalf("token not usable: %d %s", r.status, r.body)
-	}
+	waitForToken(t, s, tn)
 	for _, h := range []string{tn.token, "Token " + tn.token, "Bearer"} {
 		r := do(t, http.MethodGet, s.base+"/api/v1/customers", nil, map[string]string{"Authorization": h})
 		e := errorOf(t, r)
@@ -51,9 +49,7 @@ func TestFlatBodyGetsTheShapeHint(t *testing.T) {
 	dir := t.TempDir()
 	s := startServer(t, dir)
 	tn := newTenant(t, dir, "flat.example.com", "agency", "*")
-	if r := s.get(t, "/api/v1/customers", tn.token, "X-Wait-For-Position", fmtAny(float64(tn.position))); r.status != 200 {
-		t.Fatalf("token not usable: %d %s", r.status, r.body)
-	}
+	waitForToken(t, s, tn)
 	post := func(body string) map[string]any {
 		r := do(t, http.MethodPost, s.base+"/api/v1/audiences", []byte(body), map[string]string{
 			"Authorization": "Bearer " + tn.token, "Content-Type": "application/json"})

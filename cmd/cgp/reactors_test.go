@@ -4,9 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
-	"net/http/httptest"
 	"slices"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -40,12 +38,7 @@ func reactorCheckpoints(t *testing.T, dir string) map[string]int64 {
 // checkpoint as it was.
 func TestReplayRunsNoReactorAndSendsNothing(t *testing.T) {
 	dir := t.TempDir()
-	var calls atomic.Int32
-	hook := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		calls.Add(1)
-		w.WriteHeader(http.StatusInternalServerError)
-	}))
-	defer hook.Close()
+	hook, calls := countingHook(t, http.StatusInternalServerError)
 	s := startServerWith(t, dir, func(c *Config) {
 		c.OutboundAllowPrivate, c.outboundTLS = true, trustTLS(hook)
 		c.exportRetry, c.exportPoll = time.Hour, 20*time.Millisecond
