@@ -51,7 +51,14 @@ func ModuleTable() string {
 				rs = append(rs, r.Name)
 			}
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", m.Name, cell(ps), cell(rs), cell(m.Routes), cell(m.Jobs), cell(m.Commands))
+		var routes, jobs []string
+		for _, r := range m.Routes {
+			routes = append(routes, r.Name)
+		}
+		for _, j := range m.Jobs {
+			jobs = append(jobs, j.Name)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", m.Name, cell(ps), cell(rs), cell(routes), cell(jobs), cell(m.Commands))
 	}
 	return b.String()
 }

@@ -1,12 +1,16 @@
 // Package app is the application's home: the module table (every bounded
 // context with its projectors, reactors, HTTP routes, background jobs and
-// CLI commands), the reactors' commands, and the supervisor of background
-// work. cmd/cgp builds the adapters and hands them over as Deps.
+// CLI commands), the server that the table wires (OpenApp mounts every
+// module's routes, Serve runs every module's jobs under one Supervisor),
+// the reactors' commands and the CLI's command bodies. cmd/cgp parses
+// flags into Config, chooses the adapters (Adapters) and handles signals.
 package app
 
 import (
 	"context"
 	"fmt"
+
+	"github.com/gorilla/mux"
 
 	"github.com/cgp-platform/cgp/commands"
 	"github.com/cgp-platform/cgp/domain"
@@ -41,14 +45,37 @@ type Module struct {
 	// (projections.Runtime). `cgp replay` never runs one: it copies their
 	// tables and checkpoints as they are.
 	Reactors func(d Deps) []projections.Projector
-	// Routes are the HTTP surfaces the module registers (cmd/cgp mounts
-	// them with the chosen adapters).
-	Routes []string
-	// Jobs are the module's background jobs, run by the Supervisor under
-	// these names.
-	Jobs []string
-	// Commands are the module's CLI commands.
+	// Routes are the HTTP surfaces the module registers: OpenApp mounts
+	// every module's routes, in table order, on one router.
+	Routes []Route
+	// Jobs are the module's background jobs: Serve runs every module's
+	// jobs under one Supervisor.
+	Jobs []BackgroundJob
+	// Commands are the module's CLI commands, as paths of the cobra tree
+	// of cmd/cgp ("shops attribution" is the attribution subcommand of
+	// the tenancy's "shops"); cmd/cgp parses them, and a test there checks
+	// that every top-level command is listed by exactly one module and
+	// every name listed exists.
 	Commands []string
+}
+
+// Route is one HTTP surface of a module.
+type Route struct {
+	// Name names the surface in the module table (the handler's package
+	// and type).
+	Name string
+	// Mount registers the surface's endpoints on r with the server's
+	// stores; idem is the Idempotency-Key middleware of writes.
+	Mount func(a *App, r *mux.Router, idem Middleware)
+}
+
+// BackgroundJob is one background job of a module.
+type BackgroundJob struct {
+	// Name is stable and short: it names the job in logs and errors.
+	Name string
+	// Build returns the job's run function for this server (see Job), or
+	// nil when the configuration turns the job off.
+	Build func(a *App) func(ctx context.Context) error
 }
 
 // Deps are what the modules' projectors and reactors are built from.
@@ -76,55 +103,56 @@ func Modules() []Module {
 	return []Module{{
 		Name:       "tenancy",
 		Projectors: func(d Deps) []projections.Projector { return one(tenancy.Projector(d.Codec, d.TenancyChanged)) },
-		Routes:     []string{"writeapi.APIKeys", "readapi.Usage"},
-		Jobs:       []string{"token_last_use", "retention"},
-		Commands:   []string{"accounts", "shops", "tokens", "keys", "usage"},
+		Routes:     []Route{{"writeapi.APIKeys", mountAPIKeys}, {"readapi.Usage", mountUsage}},
+		Jobs:       []BackgroundJob{{"token_last_use", tokenLastUseJob}, {"retention", retentionJob}},
+		Commands:   []string{"accounts", "shops", "tokens", "public-keys", "image-keys", "shops retention", "shops reinstall"},
 	}, {
 		Name:       "customers",
 		Projectors: func(d Deps) []projections.Projector { return one(customers.Projector(d.Codec, nil)) },
-		Routes:     []string{"readapi.Customers", "writeapi.Customers", "ingest.Commerce", "ingest.Pixel"},
+		Routes: []Route{{"readapi.Customers", mountCustomersRead}, {"writeapi.Customers", mountCustomersWrite},
+			{"ingest.Commerce", mountCommerceWebhooks}, {"ingest.Pixel", mountPixel}},
 	}, {
 		Name:       "commerce",
 		Projectors: func(d Deps) []projections.Projector { return one(commerce.Projector(d.Codec)) },
-		Routes:     []string{"readapi.Orders", "readapi.Catalog", "writeapi.Catalog"},
+		Routes:     []Route{{"readapi.Orders", mountOrders}, {"readapi.Catalog, writeapi.Catalog", mountCatalog}},
 		Commands:   []string{"dev generate"},
 	}, {
 		Name:       "messaging",
 		Projectors: func(d Deps) []projections.Projector { return one(messaging.Projector(d.Codec)) },
-		Routes:     []string{"whatsapp.Receiver", "providers.Receiver"},
+		Routes:     []Route{{"whatsapp.Receiver, providers.Receiver", mountMessaging}},
 		Commands:   []string{"messaging"},
 	}, {
 		Name:       "marketplaces",
 		Projectors: func(d Deps) []projections.Projector { return one(marketplaces.Projector(d.Codec)) },
-		Routes:     []string{"marketplace.Receiver"},
+		Routes:     []Route{{"marketplace.Receiver", mountMarketplaces}},
 		Commands:   []string{"marketplaces"},
 	}, {
 		Name:       "campaigns",
 		Projectors: func(d Deps) []projections.Projector { return one(campaigns.Projector(d.Codec)) },
 		Reactors:   func(d Deps) []projections.Projector { return one(templateHolds(d)) },
-		Routes:     []string{"readapi.Campaigns", "writeapi.Campaigns"},
+		Routes:     []Route{{"readapi.Campaigns, writeapi.Campaigns", mountCampaigns}},
 	}, {
 		// The enrolment still runs inside the journeys projector (its
 		// fold decides who enrolls); built for a replay it enrolls nobody.
 		Name:       "journeys",
 		Projectors: func(d Deps) []projections.Projector { return one(journeys.Projector(d.Codec, enroll(d))) },
-		Routes:     []string{"readapi.Journeys", "writeapi.Journeys"},
+		Routes:     []Route{{"readapi.Journeys, writeapi.Journeys", mountJourneys}},
 	}, {
 		Name:       "intelligence",
 		Projectors: func(d Deps) []projections.Projector { return one(intelligence.Projector(d.Codec)) },
-		Routes:     []string{"readapi.Intelligence"},
-		Jobs:       []string{"di_schedule"},
+		Routes:     []Route{{"readapi.Intelligence", mountIntelligence}},
+		Jobs:       []BackgroundJob{{"di_schedule", diScheduleJob}},
 		Commands:   []string{"di", "seo"},
 	}, {
 		Name:       "attribution",
 		Projectors: func(d Deps) []projections.Projector { return one(attribution.Projector(d.Codec)) },
-		Routes:     []string{"readapi.Attribution", "readapi.AttributionSettings"},
-		Jobs:       []string{"warehouse"},
-		Commands:   []string{"shops attribution", "warehouse"},
+		Routes:     []Route{{"readapi.Attribution", mountAttribution}, {"readapi.AttributionSettings", mountAttributionSettings}},
+		Jobs:       []BackgroundJob{{"warehouse", warehouseJob}},
+		Commands:   []string{"shops attribution"},
 	}, {
 		Name:       "audit",
 		Projectors: func(Deps) []projections.Projector { return one(audit.Projector()) },
-		Routes:     []string{"readapi.Audit"},
+		Routes:     []Route{{"readapi.Audit", mountAudit}},
 		Commands:   []string{"audit"},
 	}, {
 		Name: "gdpr",
@@ -134,14 +162,14 @@ func Modules() []Module {
 		Projectors: func(d Deps) []projections.Projector {
 			return one(gdprrequests.Projector(d.Codec, d.ExportRequested))
 		},
-		Routes:   []string{"readapi.GDPR", "writeapi.GDPR"},
-		Jobs:     []string{"erasure_followups", "data_exports"},
-		Commands: []string{"gdpr"},
+		Routes:   []Route{{"readapi.GDPRRequests", mountGDPR}},
+		Jobs:     []BackgroundJob{{"erasure_followups", erasureFollowupsJob}, {"data_exports", dataExportsJob}},
+		Commands: []string{"gdpr", "shops privacy"},
 	}, {
 		Name:     "platform",
-		Jobs:     []string{"projections", "read_model_versions"},
-		Routes:   []string{"httpapi.Ops", "openapi"},
-		Commands: []string{"serve", "replay", "demo", "version"},
+		Jobs:     []BackgroundJob{{"projections", projectionsJob}, {"read_model_versions", readModelVersionsJob}},
+		Routes:   []Route{{"httpapi.Ops", mountOps}, {"openapi", mountOpenAPI}},
+		Commands: []string{"serve", "replay", "dev"},
 	}}
 }
 

@@ -26,7 +26,7 @@ CREATE TABLE shop_erasure_pending (
 `}}
 
 // shopErasure is the shop-erasure reactor; react is its handler (the
-// process in cmd/cgp, shoperasure.go).
+// process is Erasures.ReactShopErasure, erasures.go).
 func shopErasure(d Deps) projections.Projector {
 	return projections.Projector{
 		Name:       ShopErasureName,

@@ -2,24 +2,12 @@ package main
 
 import (
 	"io"
-	"net/http"
 
-	"github.com/gorilla/mux"
 	"github.com/spf13/cobra"
 
 	"github.com/cgp-platform/cgp/commands"
 	"github.com/cgp-platform/cgp/domain"
-	"github.com/cgp-platform/cgp/projections/attribution"
-	"github.com/cgp-platform/cgp/readapi"
 )
-
-// mountAttribution registers the admin API's attribution endpoints on r
-// (all reads); idem is unused.
-func mountAttribution(a *App, r *mux.Router, _ func(http.Handler) http.Handler) {
-	q := attribution.NewQueries(a.Store.DB())
-	readapi.NewAttribution(q, a.Auth, mustCursorCodec(a.Core), a.Runtime).WithSummary(a.attributionSummary(q)).Routes(r)
-	readapi.NewAttributionSettings(q, a.Auth, a.Runtime).Routes(r)
-}
 
 // newShopsAttribution is `cgp shops attribution`: it sets a shop's
 // attribution lookback window (the specification has no attribution write

@@ -8,15 +8,12 @@ import (
 	"io"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/cgp-platform/cgp/app"
 	"github.com/cgp-platform/cgp/commands"
 	"github.com/cgp-platform/cgp/domain"
-	"github.com/cgp-platform/cgp/eventlog"
-	"github.com/cgp-platform/cgp/lastuse"
-	"github.com/cgp-platform/cgp/projections/audit"
 )
 
 // Exit codes.
@@ -80,7 +77,7 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 			return nil
 		},
 	}
-	cfg.bindCommon(root.PersistentFlags())
+	bindCommon(cfg, root.PersistentFlags())
 	root.AddCommand(
 		newServeCommand(cfg, stdout, stderr),
 		group("accounts", "Manage accounts", newAccountsCreate(cfg, stdout, stderr), newAccountsList(cfg, stdout, stderr)),
@@ -97,8 +94,6 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	)
 	root.AddCommand(messagingCommands(cfg, stdout, stderr)...)
 	root.AddCommand(marketplacesCommands(cfg, stdout, stderr)...)
-	root.AddCommand(campaignsCommands(cfg, stdout, stderr)...)
-	root.AddCommand(journeysCommands(cfg, stdout, stderr)...)
 	root.AddCommand(intelligenceCommands(cfg, stdout, stderr)...)
 	root.AddCommand(devCommands(cfg, stdout, stderr)...)
 	requireKnownShops(root, cfg)
@@ -219,7 +214,7 @@ func newAuditVerify(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
 				return err
 			}
 			return withCore(cmd.Context(), cfg, stderr, func(c *Core) error {
-				rep, err := verifyShop(cmd.Context(), c, shop)
+				rep, err := app.VerifyShop(cmd.Context(), c, shop)
 				if err != nil {
 					return err
 				}
@@ -234,16 +229,6 @@ func newAuditVerify(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
 		}}
 	cmd.Flags().StringVar(&shop, "shop", "", "shop id (shop_…)")
 	return cmd
-}
-
-// AuditReport is the result of VerifyShop.
-type AuditReport = audit.Report
-
-// VerifyShop walks the whole log in order and checks the hash chain of
-// every stream holding the shop's events (verifyShop, in audit.go, uses
-// the audit index instead when there is one).
-func VerifyShop(ctx context.Context, log eventlog.Log, shop string) (AuditReport, error) {
-	return audit.Verify(ctx, log, nil, 0, shop)
 }
 
 func newTokensCreateMaster(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
@@ -389,7 +374,7 @@ func newTokensList(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
 				return err
 			}
 			return withCore(cmd.Context(), cfg, stderr, func(c *Core) error {
-				tokens, err := ListTokens(cmd.Context(), c, shop)
+				tokens, err := app.ListTokens(cmd.Context(), c, shop)
 				if err != nil {
 					return err
 				}
@@ -398,79 +383,4 @@ func newTokensList(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
 		}}
 	cmd.Flags().StringVar(&shop, "shop", "", "shop id (shop_…)")
 	return cmd
-}
-
-// TokenListing is one token of `cgp tokens list`.
-type TokenListing struct {
-	ID          string         `json:"id"`
-	Name        string         `json:"name"`
-	Scopes      []domain.Scope `json:"scopes"`
-	Environment string         `json:"environment"`
-	CreatedAt   time.Time      `json:"created_at"`
-	RotatedAt   *time.Time     `json:"rotated_at"`
-	RevokedAt   *time.Time     `json:"revoked_at"`
-	LastUsedAt  *time.Time     `json:"last_used_at"`
-	LastUsedIP  *string        `json:"last_used_ip"`
-}
-
-// ListTokens folds the shop's token events from the log (so it works
-// whether or not a server runs) and adds the last uses the server saved.
-func ListTokens(ctx context.Context, c *Core, shop string) ([]TokenListing, error) {
-	byID := map[string]*TokenListing{}
-	var order []string
-	var after eventlog.Position
-	for {
-		evs, err := c.Log.ReadAll(ctx, after, 1000)
-		if err != nil {
-			return nil, fmt.Errorf("read log: %w", err)
-		}
-		for i := range evs {
-			e := &evs[i]
-			after = e.Position
-			if e.ShopID != shop || !strings.HasPrefix(e.StreamID, "token-") {
-				continue
-			}
-			d, err := c.Codec.Decode(ctx, e)
-			if err != nil {
-				return nil, err
-			}
-			switch ev := d.Event.(type) {
-			case *domain.TokenIssued:
-				byID[ev.TokenID] = &TokenListing{ID: ev.TokenID, Name: ev.Name, Scopes: ev.Scopes, Environment: ev.Environment, CreatedAt: ev.CreatedAt}
-				order = append(order, ev.TokenID)
-			case *domain.TokenRotated:
-				if t := byID[ev.TokenID]; t != nil {
-					at := ev.RotatedAt
-					t.RotatedAt = &at
-				}
-			case *domain.TokenRevoked:
-				if t := byID[ev.TokenID]; t != nil {
-					at := ev.RevokedAt
-					t.RevokedAt = &at
-				}
-			}
-		}
-		if len(evs) < 1000 {
-			break
-		}
-	}
-	uses, err := lastuse.Open(c.Config.path("lastuse.db"))
-	if err != nil {
-		return nil, err
-	}
-	defer uses.Close()
-	out := make([]TokenListing, 0, len(order))
-	for _, id := range order {
-		t := byID[id]
-		u, ok, err := uses.Get(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			at, ip := u.At, u.IP.String()
-			t.LastUsedAt, t.LastUsedIP = &at, &ip
-		}
-		out = append(out, *t)
-	}
-	return out, nil
 }

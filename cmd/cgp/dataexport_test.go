@@ -217,8 +217,8 @@ func TestDataRequestExport(t *testing.T) {
 	defer hook.Close()
 	s := startServerWith(t, dir, func(c *Config) {
 		c.SMTPAddr, c.SMTPFrom = sink.addr, "privacy@cgp.example"
-		c.OutboundAllowPrivate, c.outboundTLS = true, trustTLS(hook) // the endpoint is on 127.0.0.1
-		c.exportRetry, c.exportPoll = 20*time.Millisecond, 20*time.Millisecond
+		c.OutboundAllowPrivate, c.Test.OutboundTLS = true, trustTLS(hook) // the endpoint is on 127.0.0.1
+		c.Test.ExportRetry, c.Test.ExportPoll = 20*time.Millisecond, 20*time.Millisecond
 	})
 	rm := messagingDB(t, dir)
 	v := openapitest.NewValidator(t)
@@ -449,8 +449,8 @@ func TestDataRequestURLGuardAtConnectTime(t *testing.T) {
 	closed.Close()
 	_, port, _ := net.SplitHostPort(hook.Listener.Addr().String())
 	s := startServerWith(t, dir, func(c *Config) {
-		c.outboundTLS = trustTLS(hook) // the guard is on: OutboundAllowPrivate is off by default
-		c.exportRetry, c.exportPoll = time.Hour, 20*time.Millisecond
+		c.Test.OutboundTLS = trustTLS(hook) // the guard is on: OutboundAllowPrivate is off by default
+		c.Test.ExportRetry, c.Test.ExportPoll = time.Hour, 20*time.Millisecond
 	})
 	v := openapitest.NewValidator(t)
 	for i, u := range []string{"https://localhost:" + port + "/ok", hook.URL + "/ok", closed.URL + "/ok", "https://[::1]:" + port + "/ok"} {

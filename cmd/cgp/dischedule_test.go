@@ -41,7 +41,7 @@ func TestDailyDecisionRunOverHTTP(t *testing.T) {
 	day := now.Format(domain.RunDayLayout)
 	scheduled := func(c *Config) {
 		c.DIDailyAt = "00:00"
-		c.diClock = func() time.Time { return now }
+		c.Test.DIClock = func() time.Time { return now }
 	}
 	s := startServerWith(t, dir, scheduled)
 	runs := func(s *testServer, tn tenant) []map[string]any {

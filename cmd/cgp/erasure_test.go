@@ -128,7 +128,7 @@ func TestProofOfErasure(t *testing.T) {
 	dir := t.TempDir()
 	// With the embedded warehouse on, the profiles are copied to
 	// warehouse.db too, and must leave it.
-	withWarehouse := func(c *Config) { c.Warehouse = warehouseSQLite }
+	withWarehouse := func(c *Config) { c.Warehouse = app.WarehouseSQLite }
 	s := startServerWith(t, dir, withWarehouse)
 	wa := connectWhatsApp(t, s, messagingDB(t, dir), "proof-erasure.example.com", "agency", "3101")
 	tn := wa.tenant

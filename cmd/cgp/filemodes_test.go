@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"github.com/cgp-platform/cgp/app"
 )
 
 // TestDataDirIsPrivate (point 11 of issue 14): with a permissive umask,
@@ -16,7 +18,7 @@ func TestDataDirIsPrivate(t *testing.T) {
 	old := syscall.Umask(0o022)
 	defer syscall.Umask(old)
 	dir := filepath.Join(t.TempDir(), "data")
-	s := startServerWith(t, dir, func(c *Config) { c.Warehouse = warehouseSQLite })
+	s := startServerWith(t, dir, func(c *Config) { c.Warehouse = app.WarehouseSQLite })
 	tn := newTenant(t, dir, "private-files.example.com", "agency", "customers:read")
 	waitForToken(t, s, tn)
 	s.deliver(t, tn, "customers/create", "dlv-private-1", customerPayload(9300001, "private@example.com", 0, "0.00", "2026-03-01T10:00:00-05:00"))

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -11,8 +10,6 @@ import (
 
 	"github.com/cgp-platform/cgp/app"
 	"github.com/cgp-platform/cgp/domain"
-	"github.com/cgp-platform/cgp/readmodel"
-	"github.com/cgp-platform/cgp/readmodel/versioned"
 )
 
 func newGDPRVerify(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
@@ -41,7 +38,7 @@ exits 1 when the erasure is not complete.`,
 				}
 			}
 			return withCore(cmd.Context(), cfg, stderr, func(c *Core) error {
-				src, err := erasureSources(c, *cfg)
+				src, err := app.ErasureSourcesOf(c, *cfg)
 				if err != nil {
 					return err
 				}
@@ -61,7 +58,7 @@ exits 1 when the erasure is not complete.`,
 	cmd.Flags().StringVar(&shop, "shop", "", "shop id (shop_…)")
 	cmd.Flags().StringVar(&customer, "customer", "", "customer id (cus_…)")
 	cmd.Flags().StringArrayVar(&search, "search", nil, "a value that must appear in no file (repeatable)")
-	cmd.Flags().StringVar(&cfg.Warehouse, "warehouse", warehouseNone, "the warehouse cgp serve ships to (none, sqlite or clickhouse; env CGP_WAREHOUSE): its copy of the profile is checked too")
+	cmd.Flags().StringVar(&cfg.Warehouse, "warehouse", app.WarehouseNone, "the warehouse cgp serve ships to (none, sqlite or clickhouse; env CGP_WAREHOUSE): its copy of the profile is checked too")
 	cmd.Flags().StringVar(&cfg.WarehouseURL, "warehouse-url", "", "ClickHouse URL with --warehouse clickhouse (env CGP_WAREHOUSE_URL)")
 	return cmd
 }
@@ -69,27 +66,4 @@ exits 1 when the erasure is not complete.`,
 // gdprCommands are the subcommands of `cgp gdpr`.
 func gdprCommands(cfg *Config, stdout, stderr io.Writer) []*cobra.Command {
 	return []*cobra.Command{newGDPRVerify(cfg, stdout, stderr)}
-}
-
-// erasureSources are the stores `cgp gdpr verify` reads.
-func erasureSources(c *Core, cfg Config) (app.ErasureSources, error) {
-	path, err := cfg.readModelPath()
-	if err != nil {
-		return app.ErasureSources{}, err
-	}
-	src := app.ErasureSources{Vault: c.Vault, Log: c.Log, DataDir: cfg.DataDir, ReadModels: path}
-	if cfg.Warehouse != "" && cfg.Warehouse != warehouseNone {
-		src.Warehouse = func(ctx context.Context) (versioned.Store, readmodel.Store, func(), error) {
-			store, err := cfg.openReadModels()
-			if err != nil {
-				return nil, nil, nil, err
-			}
-			wh, err := openWarehouse(ctx, cfg, nil)
-			if err != nil {
-				return nil, nil, nil, errors.Join(err, store.Close())
-			}
-			return wh, store, func() { wh.Close(); store.Close() }, nil
-		}
-	}
-	return src, nil
 }

@@ -27,7 +27,7 @@ func behindProxy(t *testing.T, dir string, clock *limitstest.Clock) *testServer 
 	return startServerWith(t, dir, func(c *Config) {
 		c.TrustedProxies = []string{"127.0.0.1/32"}
 		if clock != nil {
-			c.guardNow = clock.Now
+			c.Test.GuardNow = clock.Now
 		}
 	})
 }

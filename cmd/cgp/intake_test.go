@@ -152,7 +152,7 @@ func TestWebhookBodyNamingAnotherShopIsRefused(t *testing.T) {
 func TestDestructiveWebhookNeedsRecentTriggeredAt(t *testing.T) {
 	dir := t.TempDir()
 	clock := &testClock{now: webhookTriggeredAt.Add(ingest.TriggeredAtWindow + time.Hour)}
-	s := startServerWith(t, dir, func(c *Config) { c.webhookClock = clock.Now })
+	s := startServerWith(t, dir, func(c *Config) { c.Test.WebhookClock = clock.Now })
 	tn := newTenant(t, dir, "window.myshopify.com", "agency", "customers:read")
 	waitForToken(t, s, tn)
 	post := func(topic, id string, mod func(map[string]string)) {

@@ -3,25 +3,14 @@ package main
 import (
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 
-	"github.com/gorilla/mux"
 	"github.com/spf13/cobra"
 
 	"github.com/cgp-platform/cgp/app"
 	"github.com/cgp-platform/cgp/commands"
 	"github.com/cgp-platform/cgp/intelligence"
-	intelrm "github.com/cgp-platform/cgp/projections/intelligence"
-	"github.com/cgp-platform/cgp/readapi"
 )
-
-// mountIntelligence registers the admin API's intelligence endpoints on r
-// (all reads: keywords come from `cgp seo import`, runs from `cgp di
-// run`); idem is unused.
-func mountIntelligence(a *App, r *mux.Router, _ func(http.Handler) http.Handler) {
-	readapi.NewIntelligence(intelrm.NewQueries(a.Store.DB()), a.Auth, mustCursorCodec(a.Core), a.Runtime).Routes(r)
-}
 
 // intelligenceCommands returns the CLI commands of intelligence.
 func intelligenceCommands(cfg *Config, stdout, stderr io.Writer) []*cobra.Command {
@@ -65,7 +54,7 @@ func newSEOImport(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
 // newDIRun is `cgp di run --shop SHOP_ID`: one decision-intelligence run
 // of a shop, on demand, with a new run id each time. The daily run per
 // shop is not this command: `cgp serve` runs every installed shop once a
-// day at --di-daily-at (dischedule.go, intelligence.Scheduler) under a run
+// day at --di-daily-at (app/jobs.go, app.DISchedule) under a run
 // id derived from shop and day, so several servers on one log, or a
 // restart, still record one scheduled run per shop and day. The run reads
 // the read models of the data directory as far as the server's projectors
@@ -82,7 +71,7 @@ func newDIRun(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
 				return usageError{fmt.Errorf("flag --trigger: cli or schedule")}
 			}
 			return withCore(cmd.Context(), cfg, stderr, func(c *Core) error {
-				store, err := c.Config.openReadModels()
+				store, err := c.Config.OpenReadModels()
 				if err != nil {
 					return err
 				}

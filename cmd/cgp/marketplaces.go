@@ -5,23 +5,13 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
-	"github.com/gorilla/mux"
 	"github.com/spf13/cobra"
 
-	"github.com/cgp-platform/cgp/app"
 	"github.com/cgp-platform/cgp/commands"
 	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/ingest/marketplace"
-	"github.com/cgp-platform/cgp/projections/marketplaces"
 )
-
-// mountMarketplaces registers the marketplaces receivers on r.
-func mountMarketplaces(a *App, cfg Config, r *mux.Router) {
-	conns := app.MarketplaceConnections{Q: marketplaces.NewQueries(a.Store.DB()), Codec: a.Codec}
-	marketplace.NewReceiver(conns, a.Commands, cfg.MaxWebhookBody, time.Now).Routes(r)
-}
 
 // marketplacesCommands returns the CLI commands of marketplaces.
 func marketplacesCommands(cfg *Config, stdout, stderr io.Writer) []*cobra.Command {

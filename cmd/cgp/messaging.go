@@ -5,24 +5,12 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/gorilla/mux"
 	"github.com/spf13/cobra"
 
-	"github.com/cgp-platform/cgp/app"
 	"github.com/cgp-platform/cgp/commands"
 	"github.com/cgp-platform/cgp/ingest/providers"
 	"github.com/cgp-platform/cgp/ingest/whatsapp"
-	"github.com/cgp-platform/cgp/projections/messaging"
 )
-
-// mountMessaging registers the messaging receivers on r: the messaging
-// platform at /webhooks/whatsapp and the providers' callbacks at
-// /webhooks/providers/{provider}.
-func mountMessaging(a *App, cfg Config, r *mux.Router) {
-	q := messaging.NewQueries(a.Store.DB())
-	whatsapp.NewReceiver(app.WhatsAppAccounts{Q: q, Codec: a.Codec}, a.Commands, cfg.MaxWebhookBody).WithGuard(a.Auth).Routes(r)
-	providers.NewReceiver(app.ProviderConnections{Q: q}, a.Commands, cfg.MaxWebhookBody).WithGuard(a.Auth).Routes(r)
-}
 
 // messagingCommands returns the CLI commands of messaging.
 func messagingCommands(cfg *Config, stdout, stderr io.Writer) []*cobra.Command {

@@ -40,8 +40,8 @@ func TestReplayRunsNoReactorAndSendsNothing(t *testing.T) {
 	dir := t.TempDir()
 	hook, calls := countingHook(t, http.StatusInternalServerError)
 	s := startServerWith(t, dir, func(c *Config) {
-		c.OutboundAllowPrivate, c.outboundTLS = true, trustTLS(hook)
-		c.exportRetry, c.exportPoll = time.Hour, 20*time.Millisecond
+		c.OutboundAllowPrivate, c.Test.OutboundTLS = true, trustTLS(hook)
+		c.Test.ExportRetry, c.Test.ExportPoll = time.Hour, 20*time.Millisecond
 	})
 	tn := newTenant(t, dir, "reactors.example.com", "agency", "customers:read")
 	cli(t, dir, "shops", "privacy", "--shop", tn.shopID, "--data-request-url", hook.URL+"/gdpr", "--outbound-allow-private")

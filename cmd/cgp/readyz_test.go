@@ -24,7 +24,7 @@ func TestReadyzFollowsTheLogsWriteHealth(t *testing.T) {
 	dir := t.TempDir()
 	var events atomic.Pointer[logsqlite.Log]
 	s := startServerWith(t, dir, func(c *Config) {
-		c.onEventLog = func(l eventlog.Log) {
+		c.Test.OnEventLog = func(l eventlog.Log) {
 			if sl, ok := l.(*logsqlite.Log); ok {
 				events.Store(sl)
 			}

@@ -238,7 +238,7 @@ func TestReplayEqualsIncrementalBuild(t *testing.T) {
 func TestReplayWhileServingSwitchesLive(t *testing.T) {
 	dir := t.TempDir()
 	s := startServerWith(t, dir, func(c *Config) {
-		c.versionPoll = 20 * time.Millisecond
+		c.Test.VersionPoll = 20 * time.Millisecond
 		c.RateAgency = 1_000_000
 	})
 	defer s.stop()

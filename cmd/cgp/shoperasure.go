@@ -5,8 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cgp-platform/cgp/app"
 	"github.com/cgp-platform/cgp/commands"
-	"github.com/cgp-platform/cgp/projections/tenancy"
 )
 
 // newShopsRetention is `cgp shops retention [--shop ID]`: the pending
@@ -17,29 +17,9 @@ func newShopsRetention(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{Use: "retention", Short: "List the pending retention countdowns after app/uninstalled, with their due dates", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withCore(cmd.Context(), cfg, stderr, func(c *Core) error {
-				store, err := c.Config.openReadModels()
+				out, err := app.RetentionCountdowns(cmd.Context(), c.Config, shop)
 				if err != nil {
 					return err
-				}
-				defer store.Close()
-				q := tenancy.NewQueries(store.DB())
-				list, err := q.Countdowns(cmd.Context(), shop)
-				if err != nil {
-					return err
-				}
-				if list == nil {
-					list = []tenancy.Countdown{}
-				}
-				out := map[string]any{"countdowns": list}
-				if shop != "" {
-					// An erased shop has no countdown any more: say when it ended.
-					at, erased, err := q.ErasedAt(cmd.Context(), shop)
-					if err != nil {
-						return err
-					}
-					if erased {
-						out["erased_at"] = at
-					}
 				}
 				return printJSON(stdout, out)
 			})

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cgp-platform/cgp/app"
 	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/eventlog"
 	"github.com/cgp-platform/cgp/ingest/shopify"
@@ -49,8 +50,8 @@ var uninstalledAt = webhookTriggeredAt
 
 func retentionConfig(clock *testClock) func(*Config) {
 	return func(c *Config) {
-		c.retentionEvery = 10 * time.Millisecond
-		c.retentionClock = clock.Now
+		c.Test.RetentionEvery = 10 * time.Millisecond
+		c.Test.RetentionClock = clock.Now
 	}
 }
 
@@ -291,7 +292,7 @@ func shopRows(t *testing.T, dir, shop string) []string {
 
 func TestShopRedactErasesTheWholeShop(t *testing.T) {
 	dir := t.TempDir()
-	withWarehouse := func(c *Config) { c.Warehouse = warehouseSQLite; c.retentionEvery = 10 * time.Millisecond }
+	withWarehouse := func(c *Config) { c.Warehouse = app.WarehouseSQLite; c.Test.RetentionEvery = 10 * time.Millisecond }
 	s := startServerWith(t, dir, withWarehouse)
 	gone := erasureTenant(t, dir, "erase-me.example")
 	kept := erasureTenant(t, dir, "keep-me.example")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/cgp-platform/cgp/app"
 	"github.com/cgp-platform/cgp/projections/attribution"
 	rmsqlite "github.com/cgp-platform/cgp/readmodel/sqlite"
 )
@@ -21,8 +22,8 @@ import (
 func TestWarehouseShipsCustomersAcrossAReplay(t *testing.T) {
 	dir := t.TempDir()
 	s := startServerWith(t, dir, func(c *Config) {
-		c.Warehouse = warehouseSQLite
-		c.versionPoll = 20 * time.Millisecond
+		c.Warehouse = app.WarehouseSQLite
+		c.Test.VersionPoll = 20 * time.Millisecond
 	})
 	defer s.stop()
 	tn := newTenant(t, dir, "warehouse.example.com", "agency", "customers:read")
@@ -79,7 +80,7 @@ func TestWarehouseSummaryFallsBackToTheReadModel(t *testing.T) {
 	defer store.Close()
 	q := attribution.NewQueries(store.DB())
 	var logs bytes.Buffer
-	ws := warehouseSummary{primary: attribution.WarehouseSummary{W: brokenWarehouse{}}, fallback: q, log: zerolog.New(&logs)}
+	ws := app.WarehouseFallback{Primary: attribution.WarehouseSummary{W: brokenWarehouse{}}, Fallback: q, Log: zerolog.New(&logs)}
 	want, err := q.Summary(context.Background(), tn.shopID, "linear", "channel", time.Time{}, time.Time{})
 	if err != nil || len(want) == 0 {
 		t.Fatalf("read model summary %v %v", want, err)

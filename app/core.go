@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -6,26 +6,46 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"time"
 
-	"github.com/mattn/go-isatty"
 	"github.com/rs/zerolog"
 
 	"github.com/cgp-platform/cgp/commands"
 	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/envelope"
 	"github.com/cgp-platform/cgp/eventlog"
-	"github.com/cgp-platform/cgp/eventlog/esdb"
-	logsqlite "github.com/cgp-platform/cgp/eventlog/sqlite"
+	"github.com/cgp-platform/cgp/idempotency"
+	"github.com/cgp-platform/cgp/limits"
+	attributionrm "github.com/cgp-platform/cgp/projections/attribution"
+	"github.com/cgp-platform/cgp/readmodel/versioned"
 	"github.com/cgp-platform/cgp/vault"
-	"github.com/cgp-platform/cgp/vault/postgres"
-	vaultsqlite "github.com/cgp-platform/cgp/vault/sqlite"
 )
 
 // keyCacheSize bounds the unwrapped data keys kept in memory.
 const keyCacheSize = 100_000
+
+// Adapters are the concrete stores the configuration chose: cmd/cgp fills
+// them (it is the only package that imports the adapters of the event
+// log, the vault, the counters, the idempotency records and the
+// warehouse), and the app opens them through these functions.
+type Adapters struct {
+	// EventLog opens the event log (Config.EventLog).
+	EventLog func(ctx context.Context, cfg Config) (eventlog.Log, error)
+	// Vault opens the key vault (Config.Vault) with the master key.
+	Vault func(ctx context.Context, cfg Config, master []byte) (vault.Vault, error)
+	// Idempotency opens the Idempotency-Key store (Config.RedisURL or the
+	// data directory).
+	Idempotency func(cfg Config) (idempotency.Store, error)
+	// Limits opens the brute-force guard, keyed by guardKey, and the rate
+	// limiter.
+	Limits func(cfg Config, guardKey []byte) (limits.Guard, limits.Limiter, error)
+	// Warehouse opens the warehouse the read models are shipped to: nil
+	// with Config.Warehouse none. onErr receives insert failures.
+	Warehouse func(ctx context.Context, cfg Config, onErr func(error)) (versioned.Store, error)
+	// WarehouseQueries, when set, answers SQL over the warehouse w (ok
+	// false: w cannot, and the read model answers the attribution summary).
+	WarehouseQueries func(w versioned.Store) (attributionrm.Warehouse, bool)
+}
 
 // Core is the write side every command of the binary needs: the event log,
 // the key vault, the envelope codec and the command handler.
@@ -39,76 +59,36 @@ type Core struct {
 	// CursorKey signs list cursors. It is derived from the master key, so
 	// cursors stay valid across restarts and releases.
 	CursorKey []byte
-}
-
-// newLogger builds the one logger of the process: JSON lines, or
-// zerolog's human-readable console format with --log-format console, or
-// with auto (the default) when w is a terminal.
-func newLogger(cfg *Config, w io.Writer) zerolog.Logger {
-	level, err := zerolog.ParseLevel(cfg.LogLevel)
-	if err != nil {
-		level = zerolog.InfoLevel
-	}
-	if consoleLogs(cfg.LogFormat, w) {
-		w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.DateTime, NoColor: !isTerminal(w)}
-	}
-	return zerolog.New(w).Level(level).With().Timestamp().Logger()
-}
-
-// consoleLogs says whether logs to w use the console format.
-func consoleLogs(format string, w io.Writer) bool {
-	switch format {
-	case "console":
-		return true
-	case "json":
-		return false
-	default:
-		return isTerminal(w)
-	}
-}
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
+	// Adapters open the server's other stores (OpenApp).
+	Adapters Adapters
 }
 
 // OpenCore opens the configured event log and key vault.
-func OpenCore(ctx context.Context, cfg Config, logger zerolog.Logger) (*Core, error) {
+func OpenCore(ctx context.Context, cfg Config, logger zerolog.Logger, ad Adapters) (*Core, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if err := cfg.ensureDataDir(); err != nil {
+	if err := cfg.EnsureDataDir(); err != nil {
 		return nil, err
 	}
-	c := &Core{Config: cfg, Logger: logger}
+	c := &Core{Config: cfg, Logger: logger, Adapters: ad}
 	master, err := masterKey(&cfg)
 	if err != nil {
 		return nil, err
 	}
-	var store vault.Vault
-	switch cfg.Vault {
-	case "postgres":
-		store, err = postgres.Open(ctx, postgres.Config{DSN: cfg.PostgresURL, MasterKey: master})
-	default:
-		store, err = vaultsqlite.Open(vaultsqlite.Config{Path: cfg.path("vault.db"), MasterKey: master})
-	}
+	store, err := ad.Vault(ctx, cfg, master)
 	if err != nil {
 		return nil, fmt.Errorf("open key vault: %w", err)
 	}
 	c.Vault = vault.NewCache(store, keyCacheSize)
 	c.CursorKey = deriveKey(master, "cgp cursor signing key v1")
-	switch cfg.EventLog {
-	case "esdb":
-		c.Log, err = esdb.Open(ctx, esdb.Config{URL: cfg.ESDBURL})
-	default:
-		c.Log, err = logsqlite.Open(logsqlite.Config{Path: cfg.path("events.db")})
-	}
+	c.Log, err = ad.EventLog(ctx, cfg)
 	if err != nil {
 		c.Vault.Close()
 		return nil, fmt.Errorf("open event log: %w", err)
 	}
-	if cfg.onEventLog != nil {
-		cfg.onEventLog(c.Log)
+	if cfg.Test.OnEventLog != nil {
+		cfg.Test.OnEventLog(c.Log)
 	}
 	c.Codec = envelope.New(domain.Events(), c.Vault)
 	c.Commands = commands.New(c.Log, c.Codec, time.Now)
@@ -130,7 +110,7 @@ func masterKey(cfg *Config) ([]byte, error) {
 		}
 		return k, nil
 	}
-	k, err := vault.LoadOrCreateKeyFile(cfg.path("master.key"))
+	k, err := vault.LoadOrCreateKeyFile(cfg.Path("master.key"))
 	if err != nil {
 		return nil, fmt.Errorf("master key file: %w", err)
 	}

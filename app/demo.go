@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -9,17 +9,17 @@ import (
 	"github.com/cgp-platform/cgp/domain"
 )
 
-// createDemo creates a demo account, shop and token on an empty log and
+// CreateDemo creates a demo account, shop and token on an empty log and
 // prints the token and a curl command once. On a log with events it
 // creates nothing (the token was shown the first time and is not kept) and
 // prints how to find the shop and make a new token instead.
-func createDemo(ctx context.Context, app *App, addr string, out io.Writer) error {
-	head, err := app.Log.HeadPosition(ctx)
+func CreateDemo(ctx context.Context, a *App, addr string, out io.Writer) error {
+	head, err := a.Log.HeadPosition(ctx)
 	if err != nil {
 		return err
 	}
 	if head > 0 {
-		dir := app.Config.DataDir
+		dir := a.Config.DataDir
 		_, err = fmt.Fprintf(out, `Data directory %s already holds data; its demo token was shown once, when it was created.
 To make a new token:
   bin/cgp shops list --data-dir %s
@@ -29,18 +29,18 @@ To make a new token:
 		return err
 	}
 	meta := commands.Meta{Actor: "system:demo", Source: "system"}
-	acc, err := app.Commands.CreateAccount(ctx, commands.CreateAccount{Name: "Demo Agency", Plan: string(domain.PlanEnterprise)}, meta)
+	acc, err := a.Commands.CreateAccount(ctx, commands.CreateAccount{Name: "Demo Agency", Plan: string(domain.PlanEnterprise)}, meta)
 	if err != nil {
 		return fmt.Errorf("demo account: %w", err)
 	}
 	secret := domain.RandomBase62(32)
-	shop, err := app.Commands.CreateShop(ctx, commands.CreateShop{
+	shop, err := a.Commands.CreateShop(ctx, commands.CreateShop{
 		AccountID: acc.ID, Domain: "demo-shop.example.com", Plan: string(domain.PlanAgency), WebhookSecret: secret,
 	}, meta)
 	if err != nil {
 		return fmt.Errorf("demo shop: %w", err)
 	}
-	tok, err := app.Commands.IssueToken(ctx, commands.IssueToken{ShopID: shop.ID, Name: "demo", Scopes: []string{"*"}, Environment: domain.EnvTest}, meta)
+	tok, err := a.Commands.IssueToken(ctx, commands.IssueToken{ShopID: shop.ID, Name: "demo", Scopes: []string{"*"}, Environment: domain.EnvTest}, meta)
 	if err != nil {
 		return fmt.Errorf("demo token: %w", err)
 	}

@@ -1,0 +1,244 @@
+package app
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/mail"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/cgp-platform/cgp/eventlog"
+	"github.com/cgp-platform/cgp/intelligence"
+	rmsqlite "github.com/cgp-platform/cgp/readmodel/sqlite"
+	"github.com/cgp-platform/cgp/replay"
+)
+
+// Warehouse adapters (Config.Warehouse).
+const (
+	WarehouseNone       = "none"
+	WarehouseSQLite     = "sqlite"
+	WarehouseClickHouse = "clickhouse"
+)
+
+// Config is the service's configuration. cmd/cgp fills it once from flags
+// and their CGP_… environment twins (a flag given on the command line
+// wins); the end-to-end tests build it directly.
+type Config struct {
+	// DataDir holds the embedded stores: events.db, readmodels.db, vault.db,
+	// master.key.
+	DataDir string
+	// Addr is the listen address of cgp serve.
+	Addr string
+	// LogLevel is a zerolog level name.
+	LogLevel string
+	// LogFormat is auto (console on a terminal, JSON otherwise), json or
+	// console.
+	LogFormat string
+	// MasterKey wraps the data keys (32 bytes, base64 or hex). Empty means
+	// a key file master.key created in DataDir with mode 0600.
+	MasterKey string
+	// EventLog selects the event-log adapter: sqlite or esdb.
+	EventLog string
+	// ESDBURL is the EventStoreDB connection string, for EventLog=esdb.
+	ESDBURL string
+	// Vault selects the key-vault adapter: sqlite or postgres.
+	Vault string
+	// PostgresURL is the PostgreSQL DSN, for Vault=postgres.
+	PostgresURL string
+	// RedisURL, when set, keeps rate-limit and brute-force counters and
+	// idempotency records in Redis (shared by several servers).
+	RedisURL string
+	// TrustedProxies are CIDRs whose X-Forwarded-For is believed.
+	TrustedProxies []string
+	// ShutdownGrace bounds the drain of in-flight requests.
+	ShutdownGrace time.Duration
+	// MaxWebhookBody is the largest inbound webhook body (413 above).
+	MaxWebhookBody int64
+	// MaxWaitForPosition bounds every wait for a position: the
+	// X-Wait-For-Position header, read-your-writes, a new token's wait for
+	// the credentials read model. Zero means the default, 5 s.
+	MaxWaitForPosition time.Duration
+	// Demo creates a demo account, shop and token on an empty data dir.
+	Demo bool
+	// RateAgency and RateEnterprise are the requests per minute per token
+	// of each plan with API access.
+	RateAgency, RateEnterprise int
+	// ProjectionBatch is the most events a projector applies in one
+	// read-model transaction.
+	ProjectionBatch int
+	// ReadModelNoSync never fsyncs the read-model store (rmsqlite.Config.NoSync).
+	ReadModelNoSync bool
+	// DebugAddr, when set, serves net/http/pprof on its own listener
+	// (keep it on loopback).
+	DebugAddr string
+	// DIDailyAt is the UTC time of day (HH:MM) of the daily
+	// decision-intelligence run of every installed shop; "off" or empty:
+	// no daily run (jobs.go).
+	DIDailyAt string
+	// Warehouse selects where customers, attribution and touchpoints are
+	// shipped for analysts: none, sqlite (DATA_DIR/warehouse.db) or
+	// clickhouse (WarehouseURL).
+	Warehouse string
+	// WarehouseURL is the ClickHouse URL, for Warehouse=clickhouse. A
+	// secret: never logged.
+	WarehouseURL string
+	// SMTPAddr is the SMTP relay (host:port) data exports are mailed
+	// through; empty: no e-mail (jobs.go).
+	SMTPAddr string
+	// SMTPFrom is the sender address of those mails.
+	SMTPFrom string
+	// SMTPUsername and SMTPPassword authenticate to the relay (AUTH PLAIN,
+	// over STARTTLS). The password is a secret: never logged.
+	SMTPUsername, SMTPPassword string
+	// OutboundAllowPrivate lifts the outbound guard: connections to
+	// addresses shops chose may go to loopback, private and other
+	// special-purpose addresses, and over plain http (self-hosting, tests).
+	OutboundAllowPrivate bool
+	// Test holds the hooks the end-to-end tests set; zero in production.
+	Test TestHooks
+}
+
+// TestHooks are the clocks, periods and TLS settings the end-to-end tests
+// of cmd/cgp replace (no flag sets them). The zero value is production.
+type TestHooks struct {
+	// DIClock is the daily decision-intelligence schedule's clock
+	// (time.Now when nil).
+	DIClock func() time.Time
+	// VersionPoll is how often cgp serve checks which read-model version
+	// is live (a replay switches it); DefaultVersionPoll when zero.
+	VersionPoll time.Duration
+	// GuardNow is the brute-force guard's clock; nil: the real one.
+	GuardNow func() time.Time
+	// OutboundTLS, when set, is the TLS configuration of outbound
+	// connections (tests trust their TLS server with it); ExportSMTPTLS is
+	// the STARTTLS configuration of the export mails.
+	OutboundTLS, ExportSMTPTLS *tls.Config
+	// ExportRetry is the first retry delay of a data export
+	// (domain.ExportRetryBase when zero) and ExportPoll how often due
+	// retries are looked for (DefaultExportPoll when zero).
+	ExportRetry, ExportPoll time.Duration
+	// RetentionEvery is how often the retention countdown runs
+	// (DefaultRetentionEvery when zero); RetentionClock is its clock
+	// (time.Now when nil).
+	RetentionEvery time.Duration
+	RetentionClock func() time.Time
+	// WebhookClock is the commerce receiver's clock for the triggered-at
+	// window of destructive topics (time.Now when nil).
+	WebhookClock func() time.Time
+	// OnEventLog, when set, is given the event log once it is open.
+	OnEventLog func(eventlog.Log)
+}
+
+// Validate reports every problem at once.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.DataDir == "" {
+		errs = append(errs, errors.New("data-dir is required"))
+	}
+	if _, err := zerolog.ParseLevel(c.LogLevel); err != nil || c.LogLevel == "" {
+		errs = append(errs, fmt.Errorf("log-level %q is not a level", c.LogLevel))
+	}
+	if !slices.Contains([]string{"", "auto", "json", "console"}, c.LogFormat) {
+		errs = append(errs, fmt.Errorf("log-format %q is not auto, json or console", c.LogFormat))
+	}
+	switch c.EventLog {
+	case "sqlite":
+	case "esdb":
+		if c.ESDBURL == "" {
+			errs = append(errs, errors.New("esdb-url is required with event-log esdb"))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("event-log %q: want sqlite or esdb", c.EventLog))
+	}
+	switch c.Warehouse {
+	case "", WarehouseNone, WarehouseSQLite:
+	case WarehouseClickHouse:
+		if c.WarehouseURL == "" {
+			errs = append(errs, errors.New("warehouse-url is required with warehouse clickhouse"))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("warehouse %q: want none, sqlite or clickhouse", c.Warehouse))
+	}
+	switch c.Vault {
+	case "sqlite":
+	case "postgres":
+		if c.PostgresURL == "" {
+			errs = append(errs, errors.New("postgres-url is required with vault postgres"))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("vault %q: want sqlite or postgres", c.Vault))
+	}
+	for _, p := range c.TrustedProxies {
+		if _, err := netip.ParsePrefix(p); err != nil {
+			errs = append(errs, fmt.Errorf("trusted-proxies: %q is not a CIDR", p))
+		}
+	}
+	if c.ShutdownGrace < 0 {
+		errs = append(errs, errors.New("shutdown-grace must not be negative"))
+	}
+	if c.ProjectionBatch < 0 || c.ProjectionBatch > 10_000 {
+		errs = append(errs, errors.New("projection-batch must be 1 to 10000"))
+	}
+	if c.RateAgency < 0 || c.RateEnterprise < 0 {
+		errs = append(errs, errors.New("rate limits must not be negative"))
+	}
+	if c.MaxWebhookBody < 0 {
+		errs = append(errs, errors.New("max-webhook-body must not be negative"))
+	}
+	if c.MaxWaitForPosition < 0 || c.MaxWaitForPosition > 10*time.Minute {
+		errs = append(errs, errors.New("max-wait-for-position must be 0 (the default, 5s) to 10m"))
+	}
+	if c.SMTPAddr != "" {
+		if _, _, err := net.SplitHostPort(c.SMTPAddr); err != nil {
+			errs = append(errs, fmt.Errorf("smtp-addr %q: want host:port", c.SMTPAddr))
+		}
+		if _, err := mail.ParseAddress(c.SMTPFrom); err != nil {
+			errs = append(errs, errors.New("smtp-from must be an e-mail address with smtp-addr"))
+		}
+	}
+	if _, _, err := intelligence.ParseDailyAt(c.DIDailyAt); err != nil {
+		errs = append(errs, fmt.Errorf("di-daily-at: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+// Path is the file name in the data directory.
+func (c *Config) Path(name string) string { return filepath.Join(c.DataDir, name) }
+
+// EnsureDataDir creates the data directory, the owner's only.
+func (c *Config) EnsureDataDir() error {
+	_, statErr := os.Stat(c.DataDir)
+	if err := os.MkdirAll(c.DataDir, 0o700); err != nil {
+		return fmt.Errorf("data dir: %w", err)
+	}
+	if errors.Is(statErr, os.ErrNotExist) { // ours: the owner's only, whatever the umask
+		if err := os.Chmod(c.DataDir, 0o700); err != nil {
+			return fmt.Errorf("data dir: %w", err)
+		}
+	}
+	return nil
+}
+
+// ReadModelPath is the live read-model version of the data directory.
+func (c *Config) ReadModelPath() (string, error) { return replay.Current(c.DataDir) }
+
+// OpenReadModels opens the live read-model version of the data directory,
+// for a one-shot command.
+func (c *Config) OpenReadModels() (*rmsqlite.Store, error) {
+	path, err := c.ReadModelPath()
+	if err != nil {
+		return nil, err
+	}
+	store, err := rmsqlite.Open(rmsqlite.Config{Path: path})
+	if err != nil {
+		return nil, fmt.Errorf("open read models: %w", err)
+	}
+	return store, nil
+}

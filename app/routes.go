@@ -1,0 +1,170 @@
+package app
+
+// The modules' HTTP surfaces: each mount function registers one surface
+// on the router with the server's stores (the module table in modules.go
+// says which module each belongs to). idem is the Idempotency-Key
+// middleware of writes.
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"github.com/cgp-platform/cgp/eventlog"
+	"github.com/cgp-platform/cgp/httpapi"
+	"github.com/cgp-platform/cgp/ingest"
+	"github.com/cgp-platform/cgp/ingest/marketplace"
+	"github.com/cgp-platform/cgp/ingest/providers"
+	"github.com/cgp-platform/cgp/ingest/whatsapp"
+	"github.com/cgp-platform/cgp/openapi"
+	"github.com/cgp-platform/cgp/projections/attribution"
+	"github.com/cgp-platform/cgp/projections/audit"
+	"github.com/cgp-platform/cgp/projections/campaigns"
+	"github.com/cgp-platform/cgp/projections/gdprrequests"
+	intelrm "github.com/cgp-platform/cgp/projections/intelligence"
+	"github.com/cgp-platform/cgp/projections/journeys"
+	"github.com/cgp-platform/cgp/projections/marketplaces"
+	"github.com/cgp-platform/cgp/projections/messaging"
+	"github.com/cgp-platform/cgp/readapi"
+	"github.com/cgp-platform/cgp/writeapi"
+)
+
+// Middleware wraps a handler (the Idempotency-Key middleware of writes).
+type Middleware = func(http.Handler) http.Handler
+
+// mountAPIKeys registers the tenancy's key management endpoints.
+func mountAPIKeys(a *App, r *mux.Router, idem Middleware) {
+	writeapi.NewAPIKeys(a.Commands, a.Auth, idem, Directory{Q: a.Tenancy}, time.Now).Routes(r)
+}
+
+// mountUsage registers the usage endpoint of the image-operations keys.
+func mountUsage(a *App, r *mux.Router, _ Middleware) {
+	readapi.NewUsage(readapi.UsageConfig{Auth: a.Auth, Keys: ImageKeys{Q: a.Tenancy}, Uses: a.LastUse, Plans: Directory{Q: a.Tenancy},
+		Tokens: Directory{Q: a.Tenancy}, Credits: readapi.DefaultAICredits(), Now: time.Now}).Routes(r)
+}
+
+// mountCustomersRead registers the customer reads, with their as-of reads
+// from the audit index.
+func mountCustomersRead(a *App, r *mux.Router, _ Middleware) {
+	readapi.NewCustomers(a.Customers, a.Auth, a.cursors, a.Runtime, time.Now).WithAsOf(a.asOfReader()).Routes(r)
+}
+
+// mountCustomersWrite registers the customer writes.
+func mountCustomersWrite(a *App, r *mux.Router, idem Middleware) {
+	writeapi.NewCustomers(a.Commands, a.Auth, idem, a.Customers, a.Runtime, time.Now).Routes(r)
+}
+
+// mountCommerceWebhooks registers the commerce platform's webhooks.
+func mountCommerceWebhooks(a *App, r *mux.Router, _ Middleware) {
+	in := ingest.NewCommerce(a.shops, a.Commands, a.Config.MaxWebhookBody)
+	if a.Config.Test.WebhookClock != nil {
+		in.WithClock(a.Config.Test.WebhookClock)
+	}
+	in.Routes(r)
+}
+
+// mountPixel registers the storefront pixel.
+func mountPixel(a *App, r *mux.Router, _ Middleware) {
+	ingest.NewPixel(a.Auth, PublicShops{Q: a.Tenancy}, a.Commands).Routes(r)
+}
+
+// mountOrders registers the order reads (the commerce platform owns
+// orders: no writes).
+func mountOrders(a *App, r *mux.Router, _ Middleware) {
+	readapi.NewOrders(a.Commerce, a.Customers, a.Auth, a.cursors, a.Runtime).Routes(r)
+}
+
+// mountCatalog registers the catalog endpoints.
+func mountCatalog(a *App, r *mux.Router, idem Middleware) {
+	readapi.NewCatalog(a.Commerce, a.Auth, a.cursors, a.Runtime).Routes(r)
+	writeapi.NewCatalog(a.Commands, a.Auth, idem, a.Commerce, a.Runtime).Routes(r)
+}
+
+// mountMessaging registers the messaging receivers: the messaging platform
+// at /webhooks/whatsapp and the providers' callbacks at
+// /webhooks/providers/{provider}.
+func mountMessaging(a *App, r *mux.Router, _ Middleware) {
+	q := messaging.NewQueries(a.Store.DB())
+	whatsapp.NewReceiver(WhatsAppAccounts{Q: q, Codec: a.Codec}, a.Commands, a.Config.MaxWebhookBody).WithGuard(a.Auth).Routes(r)
+	providers.NewReceiver(ProviderConnections{Q: q}, a.Commands, a.Config.MaxWebhookBody).WithGuard(a.Auth).Routes(r)
+}
+
+// mountMarketplaces registers the marketplaces' webhooks.
+func mountMarketplaces(a *App, r *mux.Router, _ Middleware) {
+	conns := MarketplaceConnections{Q: marketplaces.NewQueries(a.Store.DB()), Codec: a.Codec}
+	marketplace.NewReceiver(conns, a.Commands, a.Config.MaxWebhookBody, time.Now).Routes(r)
+}
+
+// mountCampaigns registers the campaigns endpoints.
+func mountCampaigns(a *App, r *mux.Router, idem Middleware) {
+	q := campaigns.NewQueries(a.Store.DB())
+	readapi.NewCampaigns(q, a.Customers, a.Auth, a.cursors, a.Runtime, time.Now).Routes(r)
+	writeapi.NewCampaigns(a.Commands, a.Auth, idem, q, TemplateApprovals{Q: messaging.NewQueries(a.Store.DB())}, a.Runtime).Routes(r)
+}
+
+// mountJourneys registers the journeys endpoints.
+func mountJourneys(a *App, r *mux.Router, idem Middleware) {
+	q := journeys.NewQueries(a.Store.DB())
+	readapi.NewJourneys(q, a.Customers, a.Auth, a.cursors, a.Runtime).Routes(r)
+	writeapi.NewJourneys(a.Commands, a.Auth, idem, q, a.Runtime).Routes(r)
+}
+
+// mountIntelligence registers the intelligence reads (keywords come from
+// `cgp seo import`, runs from `cgp di run` and the daily schedule).
+func mountIntelligence(a *App, r *mux.Router, _ Middleware) {
+	readapi.NewIntelligence(intelrm.NewQueries(a.Store.DB()), a.Auth, a.cursors, a.Runtime).Routes(r)
+}
+
+// mountAttribution registers the attribution reads; the summary comes
+// from the warehouse when it can answer (attributionSummary).
+func mountAttribution(a *App, r *mux.Router, _ Middleware) {
+	q := attribution.NewQueries(a.Store.DB())
+	readapi.NewAttribution(q, a.Auth, a.cursors, a.Runtime).WithSummary(a.attributionSummary(q)).Routes(r)
+}
+
+// mountAttributionSettings registers the attribution settings read.
+func mountAttributionSettings(a *App, r *mux.Router, _ Middleware) {
+	readapi.NewAttributionSettings(attribution.NewQueries(a.Store.DB()), a.Auth, a.Runtime).Routes(r)
+}
+
+// mountAudit registers the audit history endpoints (beta).
+func mountAudit(a *App, r *mux.Router, _ Middleware) {
+	readapi.NewAudit(audit.NewQueries(a.Store.DB()), a.Log, a.Codec, a.Auth, a.cursors, a.Runtime, a.auditCheckpoint).Routes(r)
+}
+
+// auditCheckpoint is how far the audit index has folded the log: the
+// runtime's checkpoint, or the stored one before the runtime has loaded it
+// (right after a start; 0 there would make verify fall back to reading the
+// whole log, which cannot see an event deleted from a stream of one).
+func (a *App) auditCheckpoint() eventlog.Position {
+	if cp, ok := a.Runtime.Checkpoints()[audit.Name]; ok {
+		return cp
+	}
+	cp, err := a.Store.Checkpoint(context.Background(), audit.Name)
+	if err != nil {
+		return 0
+	}
+	return cp
+}
+
+// asOfReader is the as-of reader of the customer read.
+func (a *App) asOfReader() *readapi.AsOf {
+	return readapi.NewAsOf(audit.NewQueries(a.Store.DB()), a.Log, a.Codec, a.Runtime, time.Now)
+}
+
+// mountGDPR registers GET /api/v1/gdpr-requests.
+func mountGDPR(a *App, r *mux.Router, _ Middleware) {
+	readapi.NewGDPRRequests(gdprrequests.NewQueries(a.Store.DB()), a.Auth, a.cursors, a.Runtime).Routes(r)
+}
+
+// mountOps registers /healthz, /readyz and /metrics.
+func mountOps(a *App, r *mux.Router, _ Middleware) {
+	httpapi.RegisterOps(r, a.checks, a.Registry)
+}
+
+// mountOpenAPI registers the API description.
+func mountOpenAPI(_ *App, r *mux.Router, _ Middleware) {
+	httpapi.Handle(r, httpapi.Beta, http.MethodGet, "/api/v1/openapi.json", httpapi.Compressed(openapi.Handler()))
+}

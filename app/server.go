@@ -1,0 +1,295 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"path/filepath"
+	"time"
+
+	"github.com/gorilla/mux"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/cgp-platform/cgp/auth"
+	"github.com/cgp-platform/cgp/domain"
+	"github.com/cgp-platform/cgp/eventlog"
+	"github.com/cgp-platform/cgp/httpapi"
+	"github.com/cgp-platform/cgp/idempotency"
+	"github.com/cgp-platform/cgp/ingest"
+	"github.com/cgp-platform/cgp/internal/gencache"
+	"github.com/cgp-platform/cgp/lastuse"
+	"github.com/cgp-platform/cgp/limits"
+	"github.com/cgp-platform/cgp/projections"
+	"github.com/cgp-platform/cgp/projections/commerce"
+	"github.com/cgp-platform/cgp/projections/customers"
+	"github.com/cgp-platform/cgp/projections/tenancy"
+	rmsqlite "github.com/cgp-platform/cgp/readmodel/sqlite"
+	"github.com/cgp-platform/cgp/readmodel/versioned"
+	"github.com/cgp-platform/cgp/replay"
+)
+
+// App is the whole server: the core, the read side and the HTTP surfaces.
+// cmd/cgp builds it with OpenApp and the end-to-end tests build it the
+// same way.
+type App struct {
+	*Core
+	Store       *rmsqlite.Store
+	Runtime     *projections.Runtime
+	Registry    *prometheus.Registry
+	Router      *mux.Router
+	Handler     http.Handler
+	Tenancy     *tenancy.Queries
+	Customers   *customers.Queries
+	Commerce    *commerce.Queries
+	Auth        *auth.Authenticator
+	LastUse     *lastuse.Store
+	Idempotency idempotency.Store
+	// Warehouse receives the shipped read models (nil: --warehouse none).
+	Warehouse versioned.Store
+	checks    *httpapi.Checks
+	// shops finds a webhook's shop (cached).
+	shops Shops
+	// cursors signs the list cursors.
+	cursors *httpapi.CursorCodec
+	// readModelsChanged drops what is cached from the read models (after a
+	// tenancy change, or a switch to another read-model version).
+	readModelsChanged func()
+	// exportWake wakes the data exporter on a new data request (jobs.go).
+	exportWake chan struct{}
+	// projectorNames are the registered projectors and reactors.
+	projectorNames []string
+	// erasures are the GDPR module's processes.
+	erasures *Erasures
+}
+
+// OpenApp opens every store and builds the HTTP handler, mounting every
+// module's routes (Modules). It starts nothing: Serve does.
+func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
+	a := &App{Core: core, Registry: prometheus.NewRegistry(), erasures: &Erasures{}}
+	a.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	cursors, err := httpapi.NewCursorCodec(core.CursorKey)
+	if err != nil {
+		return nil, err
+	}
+	a.cursors = cursors
+	rmPath, err := replay.Current(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	store, err := rmsqlite.Open(rmsqlite.Config{Path: rmPath, NoSync: cfg.ReadModelNoSync})
+	if err != nil {
+		return nil, fmt.Errorf("open read models: %w", err)
+	}
+	a.Store = store
+	a.Runtime, err = projections.New(projections.Config{Log: core.Log, Store: store, Logger: core.Logger, Registry: a.Registry,
+		Batch: cfg.ProjectionBatch})
+	if err != nil {
+		return nil, errors.Join(err, store.Close())
+	}
+	a.LastUse, err = lastuse.Open(filepath.Join(cfg.DataDir, "lastuse.db"))
+	if err != nil {
+		return nil, errors.Join(err, store.Close())
+	}
+	a.Idempotency, err = core.Adapters.Idempotency(cfg)
+	if err != nil {
+		return nil, errors.Join(err, a.LastUse.Close(), store.Close())
+	}
+	a.Tenancy = tenancy.NewQueries(store.DB())
+	guard, limiter, err := core.Adapters.Limits(cfg, deriveKey(core.CursorKey, "cgp guard key v1"))
+	if err != nil {
+		return nil, errors.Join(err, a.LastUse.Close(), store.Close())
+	}
+	plans := limits.PlanLimits{
+		domain.PlanAgency:     limits.PerMinute(cfg.RateAgency),
+		domain.PlanEnterprise: limits.PerMinute(cfg.RateEnterprise),
+	}
+	if err := plans.Validate(); err != nil {
+		return nil, errors.Join(fmt.Errorf("rate limits: %w", err), a.LastUse.Close(), store.Close())
+	}
+	a.Auth = auth.New(auth.Config{
+		Tokens: Tokens{Q: a.Tenancy},
+		WaitFor: func(ctx context.Context, pos uint64) error {
+			return a.Runtime.WaitFor(ctx, pos, tenancy.Name)
+		},
+		Guard:  guard,
+		Limits: limiter,
+		Plans:  plans,
+		OnAlert: func(netip.Addr) {
+			// The address itself is personal data: it is not logged.
+			core.Logger.Error().Str("alert", "brute_force").Msg("1000 failed authentications in 24 hours from one client address")
+		},
+		// Read-your-writes waits for every projector: each serves reads
+		// (the reactors among them fold their state the same way).
+		WaitReads: func(ctx context.Context, pos uint64) error {
+			return a.Runtime.WaitFor(ctx, eventlog.Position(pos))
+		},
+		Head: func(ctx context.Context) (uint64, error) {
+			p, err := core.Log.HeadPosition(ctx)
+			return uint64(p), err
+		},
+		Reached: func() uint64 { return uint64(a.Runtime.Checkpoints()[tenancy.Name]) },
+	})
+	a.shops = Shops{Q: a.Tenancy, Codec: a.Codec, Auth: a.Auth, Cache: gencache.New[string, *ingest.Shop](10_000)}
+	a.readModelsChanged = func() {
+		a.Auth.Invalidate()
+		a.shops.Cache.Invalidate()
+	}
+	d := a.deps(a.readModelsChanged, true)
+	for _, p := range append(Projectors(d), Reactors(d)...) {
+		if err := store.Migrate(ctx, p.Name, p.Migrations); err != nil {
+			return nil, errors.Join(fmt.Errorf("migrate %s: %w", p.Name, err), store.Close())
+		}
+		if err := a.Runtime.Register(p); err != nil {
+			return nil, errors.Join(err, store.Close())
+		}
+		a.projectorNames = append(a.projectorNames, p.Name)
+	}
+	if core.Adapters.Warehouse != nil {
+		a.Warehouse, err = core.Adapters.Warehouse(ctx, cfg, func(err error) { core.Logger.Warn().Err(err).Msg("warehouse insert") })
+		if err != nil {
+			return nil, errors.Join(err, store.Close())
+		}
+	}
+	if err := a.migrateOutbox(ctx); err != nil {
+		return nil, errors.Join(err, a.closeWarehouse(), store.Close())
+	}
+	*a.erasures = Erasures{Store: store, Warehouse: a.Warehouse, Idempotency: a.Idempotency, LastUse: a.LastUse, Vault: a.Vault,
+		Commands: a.Commands, Tenancy: a.Tenancy, Registered: func() []string { return a.projectorNames },
+		RetentionEvery: cfg.Test.RetentionEvery, Now: cfg.Test.RetentionClock, Logger: a.Logger}
+	a.Customers = customers.NewQueries(store.DB())
+	a.Commerce = commerce.NewQueries(store.DB())
+
+	var proxies []netip.Prefix
+	for _, p := range cfg.TrustedProxies {
+		proxies = append(proxies, netip.MustParsePrefix(p)) // validated by Config.Validate
+	}
+	stack, err := httpapi.NewStack(httpapi.StackConfig{Logger: core.Logger, Registry: a.Registry, TrustedProxies: proxies})
+	if err != nil {
+		return nil, errors.Join(err, a.closeWarehouse(), a.LastUse.Close(), store.Close())
+	}
+	a.checks = a.readinessChecks()
+	r := httpapi.NewRouter()
+	idem := idempotency.Middleware(a.Idempotency, func(r *http.Request) (string, bool) {
+		p, ok := auth.FromContext(r.Context())
+		return p.TokenID, ok
+	}, idempotency.Options{})
+	for _, m := range Modules() {
+		for _, rt := range m.Routes {
+			rt.Mount(a, r, idem)
+		}
+	}
+	a.Router = r
+	a.Handler = stack.Wrap(httpapi.WithMaxWait(cfg.MaxWaitForPosition, r))
+	return a, nil
+}
+
+// readinessChecks are what /readyz checks.
+func (a *App) readinessChecks() *httpapi.Checks {
+	checks := httpapi.NewChecks(2 * time.Second)
+	checks.Add("event_log", func(ctx context.Context) error {
+		_, err := a.Log.HeadPosition(ctx)
+		return err
+	})
+	if wh, ok := a.Log.(eventlog.WriteHealthChecker); ok {
+		// Not ready while the log cannot take writes (a full disk): every
+		// write would be answered 503, so the load balancer should send
+		// traffic elsewhere until a probe write succeeds.
+		checks.Add("event_log_writes", wh.WriteHealth)
+	}
+	checks.Add("read_models", func(ctx context.Context) error { return a.Store.DB().PingContext(ctx) })
+	checks.Add("projections", func(context.Context) error {
+		select {
+		case <-a.Runtime.Running():
+			return nil
+		default:
+			return errors.New("projections not started")
+		}
+	})
+	return checks
+}
+
+// deps are the modules' dependencies in this process (Modules). Without
+// acting (a replay, or listing names) no reactor or projector is given the
+// commands or the erase pipeline.
+func (a *App) deps(tenancyChanged func(), acting bool) Deps {
+	d := Deps{TenancyChanged: tenancyChanged}
+	if a.Core != nil {
+		d.Codec = a.Codec
+	}
+	if acting {
+		if a.exportWake == nil {
+			a.exportWake = make(chan struct{}, 1)
+		}
+		d.Commands = a.Core.Commands
+		d.ExportRequested = a.exportRequested
+		d.ShopErasure = a.erasures.ReactShopErasure
+		d.Vault = a.Vault
+	}
+	return d
+}
+
+// AllProjectors returns every projector of the service (the modules'
+// read models), in the order the server registers them; a replay rebuilds
+// the same, built without acting but for one thing: the journeys'
+// enrolment, which lives in that projector's fold (who enrolls is decided
+// as of each trigger), keeps its commands. They are idempotent by
+// deterministic ids, so a replay appends nothing for a trigger the live
+// server already enrolled, and a trigger that only the replay folded (one
+// that arrived while the live server lagged behind the replay at the
+// switch) still enrolls its customer.
+func (a *App) AllProjectors(tenancyChanged func()) []projections.Projector {
+	d := a.deps(tenancyChanged, false)
+	if a.Core != nil {
+		d.Commands = a.Core.Commands
+	}
+	return Projectors(d)
+}
+
+// AllReactors returns every reactor of the service, built without acting
+// (names, tables; a replay copies them).
+func (a *App) AllReactors() []projections.Projector { return Reactors(a.deps(nil, false)) }
+
+// Serve runs every module's background jobs (Modules) and the HTTP server
+// on ln until ctx ends, then drains in-flight requests, stops the jobs and
+// the projections, and flushes the event log.
+func (a *App) Serve(ctx context.Context, ln net.Listener, grace time.Duration) error {
+	srv, err := httpapi.NewServer(httpapi.ServerConfig{Listener: ln, Handler: a.Handler, Logger: a.Logger, ShutdownGrace: grace})
+	if err != nil {
+		return err
+	}
+	// The jobs outlive ctx: they stop after the in-flight requests drained,
+	// within the shutdown hook's time.
+	jobs := NewSupervisor(a.Logger)
+	for _, m := range Modules() {
+		for _, j := range m.Jobs {
+			jobs.Add(j.Name, j.Build(a))
+		}
+	}
+	jobs.Start(context.WithoutCancel(ctx))
+	srv.OnShutdown(func(ctx context.Context) error {
+		stopCtx, cancel := context.WithTimeout(ctx, grace)
+		defer cancel()
+		return errors.Join(jobs.Stop(stopCtx), a.Runtime.Close())
+	})
+	return srv.Run(ctx)
+}
+
+// Close closes the read models and the core.
+func (a *App) Close() error {
+	var idem error
+	if c, ok := a.Idempotency.(interface{ Close() error }); ok {
+		idem = c.Close()
+	}
+	return errors.Join(idem, a.closeWarehouse(), a.LastUse.Close(), a.Store.Close(), a.Core.Close())
+}
+
+func (a *App) closeWarehouse() error {
+	if a.Warehouse == nil {
+		return nil
+	}
+	return a.Warehouse.Close()
+}
