@@ -123,9 +123,7 @@ func (g *Erasures) followUpErasure(ctx context.Context, f erasure.Followup) erro
 		// The profile's nulled version must have been shipped first: the
 		// outbox holds no change of it any more (every projector folded
 		// the erasure, so its change is in the outbox or already sent).
-		var queued int
-		err := g.Store.DB().QueryRowContext(ctx, `SELECT count(*) FROM warehouse_outbox WHERE tbl = 'customers'
-			AND key IN (json_array(?1, ?2), json_array(?1, ?3))`, f.ShopID, f.CustomerID, f.MessagingID).Scan(&queued)
+		queued, err := outbox.QueuedKeys(ctx, g.Store.DB(), "customers", []any{f.ShopID, f.CustomerID}, []any{f.ShopID, f.MessagingID})
 		if err != nil {
 			return fmt.Errorf("outbox rows of an erased customer: %w", err)
 		}
@@ -261,8 +259,7 @@ func (g *Erasures) eraseWarehouseShop(ctx context.Context, shop string, pos even
 	if g.Warehouse == nil {
 		return nil
 	}
-	var queued int
-	err := g.Store.DB().QueryRowContext(ctx, `SELECT count(*) FROM warehouse_outbox WHERE json_extract(key, '$[0]') = ?`, shop).Scan(&queued)
+	queued, err := outbox.QueuedShop(ctx, g.Store.DB(), shop)
 	if err != nil {
 		return fmt.Errorf("outbox rows of an erased shop: %w", err)
 	}
