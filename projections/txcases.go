@@ -3,6 +3,7 @@ package projections
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"reflect"
 
 	"github.com/cgp-platform/cgp/domain"
@@ -28,10 +29,10 @@ type TxCase struct {
 
 // OnTx is the case of the event type E (a pointer to a domain event, as
 // the codec decodes it).
-func OnTx[E domain.Event](apply func(ctx context.Context, tx *sql.Tx, ev E, e *eventlog.Event) error) TxCase {
+func OnTx[E domain.Event](apply func(ctx context.Context, tx *sql.Tx, ev E, e *DecodedEvent) error) TxCase {
 	typ := reflect.New(reflect.TypeFor[E]().Elem()).Interface().(domain.Event).EventType()
 	return TxCase{typ: typ, apply: func(ctx context.Context, tx *sql.Tx, e *eventlog.Event, d envelope.Decoded) error {
-		return apply(ctx, tx, d.Event.(E), e)
+		return apply(ctx, tx, d.Event.(E), &DecodedEvent{Event: *e, Decoded: d})
 	}}
 }
 
@@ -69,4 +70,15 @@ func (c TxCases) Handle(codec *envelope.Codec, wrap func(DecodedHandler) Decoded
 		apply = wrap(apply)
 	}
 	return Decoding(codec, c.types, apply)
+}
+
+// WrapErrors returns apply with each error it returns prefixed with what
+// and the event's type ("messaging WhatsAppMessageReceived: …").
+func WrapErrors(what string, apply DecodedHandler) DecodedHandler {
+	return func(ctx context.Context, tx *sql.Tx, e *eventlog.Event, d envelope.Decoded) error {
+		if err := apply(ctx, tx, e, d); err != nil {
+			return fmt.Errorf("%s %s: %w", what, e.Type, err)
+		}
+		return nil
+	}
 }

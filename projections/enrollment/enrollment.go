@@ -70,37 +70,37 @@ func Projector(codec *envelope.Codec, enroll Enroll) projections.Projector {
 
 func fold(enroll Enroll) projections.TxCases {
 	return projections.NewTxCases(
-		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.ShopErased, _ *eventlog.Event) error {
+		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.ShopErased, _ *projections.DecodedEvent) error {
 			return readmodel.DeleteShopRows(ctx, tx, ev.ShopID, readmodel.ShopRows("enrollment_journeys"))
 		}),
-		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.JourneyCreated, e *eventlog.Event) error {
+		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.JourneyCreated, e *projections.DecodedEvent) error {
 			_, err := tx.ExecContext(ctx, `INSERT INTO enrollment_journeys (journey_id, shop_id, trigger_topic, allow_reentry, status, position)
 			VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (journey_id) DO NOTHING`,
 				ev.JourneyID, ev.ShopID, ev.Trigger, ev.AllowReentry, ev.Status, int64(e.Position))
 			return err
 		}),
-		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.JourneyPaused, _ *eventlog.Event) error {
+		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.JourneyPaused, _ *projections.DecodedEvent) error {
 			return setStatus(ctx, tx, ev.ShopID, ev.JourneyID, domain.JourneyStatusPaused)
 		}),
-		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.JourneyResumed, _ *eventlog.Event) error {
+		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.JourneyResumed, _ *projections.DecodedEvent) error {
 			return setStatus(ctx, tx, ev.ShopID, ev.JourneyID, domain.JourneyStatusActive)
 		}),
-		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.CustomerCreated, e *eventlog.Event) error {
+		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.CustomerCreated, e *projections.DecodedEvent) error {
 			return react(ctx, tx, e, ev.ShopID, "customers/create", ev.CustomerID, enroll)
 		}),
-		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.OrderRecorded, e *eventlog.Event) error {
+		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.OrderRecorded, e *projections.DecodedEvent) error {
 			if ev.Stale {
 				return nil
 			}
 			return react(ctx, tx, e, ev.ShopID, ev.Topic, ev.CustomerID, enroll)
 		}),
-		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.CheckoutRecorded, e *eventlog.Event) error {
+		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.CheckoutRecorded, e *projections.DecodedEvent) error {
 			if ev.Stale {
 				return nil
 			}
 			return react(ctx, tx, e, ev.ShopID, ev.Topic, ev.CustomerID, enroll)
 		}),
-		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.SubscriptionContractRecorded, e *eventlog.Event) error {
+		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.SubscriptionContractRecorded, e *projections.DecodedEvent) error {
 			return react(ctx, tx, e, ev.ShopID, ev.Topic, ev.CustomerID, enroll)
 		}),
 	)
@@ -138,7 +138,7 @@ func skipIdle(decoded func(ctx context.Context, tx *sql.Tx, e eventlog.Event) er
 // react enrolls the customer of a trigger event in every journey of the
 // shop with that trigger, created before the event and active as of it, in
 // the order they were created.
-func react(ctx context.Context, tx *sql.Tx, e *eventlog.Event, shop, topic, customer string, enroll Enroll) error {
+func react(ctx context.Context, tx *sql.Tx, e *projections.DecodedEvent, shop, topic, customer string, enroll Enroll) error {
 	if enroll == nil || customer == "" || topic == "" {
 		return nil // a guest: nobody to enroll
 	}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/envelope"
-	"github.com/cgp-platform/cgp/eventlog"
 	"github.com/cgp-platform/cgp/projections"
 	"github.com/cgp-platform/cgp/readmodel"
 )
@@ -64,31 +63,31 @@ func Projector(codec *envelope.Codec) projections.Projector {
 }
 
 var cases = projections.NewTxCases(
-	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.ShopErased, _ *eventlog.Event) error {
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.ShopErased, _ *projections.DecodedEvent) error {
 		return readmodel.DeleteShopRows(ctx, tx, ev.ShopID, readmodel.ShopRows("journey_enrollments"), readmodel.ShopRows("journeys"))
 	}),
-	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.JourneyCreated, e *eventlog.Event) error {
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.JourneyCreated, e *projections.DecodedEvent) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO journeys (journey_id, shop_id, name, trigger_topic, steps, allow_reentry, status,
 		created_at, updated_at, position) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (journey_id) DO NOTHING`,
 			ev.JourneyID, ev.ShopID, ev.Name, ev.Trigger, readmodel.JSONText(ev.Steps, "[]"), ev.AllowReentry, ev.Status,
 			readmodel.Micros(ev.CreatedAt), readmodel.Micros(ev.CreatedAt), int64(e.Position))
 		return err
 	}),
-	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.JourneyEnrollmentStarted, e *eventlog.Event) error {
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.JourneyEnrollmentStarted, e *projections.DecodedEvent) error {
 		return applyEnrollment(ctx, tx, ev, int64(e.Position))
 	}),
-	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.JourneyEnrollmentExited, e *eventlog.Event) error {
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.JourneyEnrollmentExited, e *projections.DecodedEvent) error {
 		_, err := tx.ExecContext(ctx, `UPDATE journey_enrollments SET status = ?, updated_at = ?, position = ? WHERE enrollment_id = ? AND shop_id = ?`,
 			domain.EnrollmentExited, readmodel.Micros(ev.ExitedAt), int64(e.Position), ev.EnrollmentID, ev.ShopID)
 		return err
 	}),
-	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.JourneyPaused, _ *eventlog.Event) error {
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.JourneyPaused, _ *projections.DecodedEvent) error {
 		at := readmodel.Micros(ev.PausedAt)
 		_, err := tx.ExecContext(ctx, `UPDATE journeys SET status = ?, paused_reason = ?, paused_at = ?, updated_at = ?
 		WHERE journey_id = ? AND shop_id = ?`, domain.JourneyStatusPaused, ev.Reason, at, at, ev.JourneyID, ev.ShopID)
 		return err
 	}),
-	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.JourneyResumed, _ *eventlog.Event) error {
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.JourneyResumed, _ *projections.DecodedEvent) error {
 		_, err := tx.ExecContext(ctx, `UPDATE journeys SET status = ?, paused_reason = '', paused_at = 0, updated_at = ?
 		WHERE journey_id = ? AND shop_id = ?`, domain.JourneyStatusActive, readmodel.Micros(ev.ResumedAt), ev.JourneyID, ev.ShopID)
 		return err
