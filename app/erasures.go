@@ -15,6 +15,7 @@ import (
 	"github.com/cgp-platform/cgp/eventlog"
 	"github.com/cgp-platform/cgp/httpapi"
 	"github.com/cgp-platform/cgp/idempotency"
+	"github.com/cgp-platform/cgp/projections"
 	"github.com/cgp-platform/cgp/projections/erasure"
 	"github.com/cgp-platform/cgp/projections/tenancy"
 	"github.com/cgp-platform/cgp/readmodel"
@@ -310,28 +311,37 @@ func (g *Erasures) eraseLastUses(ctx context.Context, shop string) error {
 // ShopErased; the tenancy projector keeps a tombstone. A replay does not
 // run it.
 func (g *Erasures) ReactShopErasure(ctx context.Context, tx *sql.Tx, e *eventlog.Event, d envelope.Decoded) error {
-	switch ev := d.Event.(type) {
-	case *domain.TokenIssued:
-		if ev.ShopID == "" {
-			return nil
-		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO shop_erasure_tokens (shop_id, token_id) VALUES (?, ?) ON CONFLICT DO NOTHING`,
-			ev.ShopID, ev.TokenID)
-		return err
-	case *domain.ShopRedactRequested:
-		meta := commands.Meta{RequestID: e.ID.String(), Actor: "system:" + ShopErasureName, Source: "system"}
-		_, err := g.Commands.EraseShop(ctx, commands.EraseShop{ShopID: ev.ShopID, Reason: domain.ShopErasedRedact,
-			RequestEventID: e.ID.String()}, meta)
-		if domain.ErrorCode(err) != "" {
-			// Not found, conflict or invalid: retrying cannot help.
-			g.Logger.Warn().Err(err).Str("shop_id", ev.ShopID).Str("projector", ShopErasureName).Msg("shop/redact not acted on")
-			return nil
-		}
-		return err
-	case *domain.ShopErased:
-		return g.eraseShopData(ctx, tx, ev.ShopID, e.Position)
-	}
-	return nil
+	return g.shopErasureCases().Apply(ctx, tx, e, d)
+}
+
+// shopErasureCases are the shop-erasure reactor's cases, one per event
+// type it handles; the reactor's types are read from them (g nil: only
+// the types).
+func (g *Erasures) shopErasureCases() projections.TxCases {
+	return projections.NewTxCases(
+		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.TokenIssued, _ *projections.DecodedEvent) error {
+			if ev.ShopID == "" {
+				return nil
+			}
+			_, err := tx.ExecContext(ctx, `INSERT INTO shop_erasure_tokens (shop_id, token_id) VALUES (?, ?) ON CONFLICT DO NOTHING`,
+				ev.ShopID, ev.TokenID)
+			return err
+		}),
+		projections.OnTx(func(ctx context.Context, _ *sql.Tx, ev *domain.ShopRedactRequested, e *projections.DecodedEvent) error {
+			meta := commands.Meta{RequestID: e.ID.String(), Actor: "system:" + ShopErasureName, Source: "system"}
+			_, err := g.Commands.EraseShop(ctx, commands.EraseShop{ShopID: ev.ShopID, Reason: domain.ShopErasedRedact,
+				RequestEventID: e.ID.String()}, meta)
+			if domain.ErrorCode(err) != "" {
+				// Not found, conflict or invalid: retrying cannot help.
+				g.Logger.Warn().Err(err).Str("shop_id", ev.ShopID).Str("projector", ShopErasureName).Msg("shop/redact not acted on")
+				return nil
+			}
+			return err
+		}),
+		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.ShopErased, e *projections.DecodedEvent) error {
+			return g.eraseShopData(ctx, tx, ev.ShopID, e.Position)
+		}),
+	)
 }
 
 // idempotencyEraser is implemented by the idempotency stores that can

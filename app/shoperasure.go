@@ -8,11 +8,6 @@ import (
 // ShopErasureName is the stable name of the shop-erasure reactor.
 const ShopErasureName = "shop_erasure"
 
-// shopErasureTypes are the events the reactor handles: the tokens it must
-// find again once the shop's key is gone, the platform's shop/redact, and
-// the erasure itself.
-var shopErasureTypes = []string{"TokenIssued", "ShopRedactRequested", "ShopErased"}
-
 var shopErasureMigrations = []readmodel.Migration{{Version: 1, SQL: `
 CREATE TABLE shop_erasure_tokens (
 	shop_id  TEXT NOT NULL,
@@ -25,8 +20,8 @@ CREATE TABLE shop_erasure_pending (
 );
 `}}
 
-// shopErasure is the shop-erasure reactor; react is its handler (the
-// process in cmd/cgp, shoperasure.go).
+// shopErasure is the shop-erasure reactor; d.ShopErasure is its handler
+// (Erasures.ReactShopErasure).
 func shopErasure(d Deps) projections.Projector {
 	return projections.Projector{
 		Name:       ShopErasureName,
@@ -35,3 +30,8 @@ func shopErasure(d Deps) projections.Projector {
 		Handle:     projections.Decoding(d.Codec, shopErasureTypes, d.ShopErasure),
 	}
 }
+
+// shopErasureTypes are the events the reactor handles (its cases): the
+// tokens it must find again once the shop's key is gone, the platform's
+// shop/redact, and the erasure itself.
+var shopErasureTypes = (*Erasures)(nil).shopErasureCases().Types()
