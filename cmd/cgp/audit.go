@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -59,12 +57,11 @@ func verifyShop(ctx context.Context, c *Core, shop string) (AuditReport, error) 
 		return AuditReport{}, fmt.Errorf("open read models: %w", err)
 	}
 	defer store.Close()
-	var n int
-	err = store.DB().QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'audit_events'`).Scan(&n)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+	built, err := audit.NewQueries(store.DB()).Built(ctx)
+	if err != nil {
 		return AuditReport{}, err
 	}
-	if n == 0 {
+	if !built {
 		return VerifyShop(ctx, c.Log, shop)
 	}
 	ckpt, err := store.Checkpoint(ctx, audit.Name)

@@ -147,15 +147,14 @@ func newGDPRRequests(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
 					return err
 				}
 				defer store.Close()
-				var tables int
-				if err := store.DB().QueryRowContext(cmd.Context(), `SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'gdpr_requests'`).
-					Scan(&tables); err != nil {
+				q := gdprrequests.NewQueries(store.DB())
+				built, err := q.Built(cmd.Context())
+				if err != nil {
 					return fmt.Errorf("read models: %w", err)
 				}
-				if tables == 0 { // the server never ran this version
+				if !built { // the server never ran this version
 					return printJSON(stdout, map[string]any{"shop_id": shop, "requests": []any{}})
 				}
-				q := gdprrequests.NewQueries(store.DB())
 				out := []readapi.GDPRRequestAttributes{}
 				var after *gdprrequests.Key
 				ids := []string{}
