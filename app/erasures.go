@@ -17,6 +17,7 @@ import (
 	"github.com/cgp-platform/cgp/idempotency"
 	"github.com/cgp-platform/cgp/projections"
 	"github.com/cgp-platform/cgp/projections/erasure"
+	"github.com/cgp-platform/cgp/projections/shoperasure"
 	"github.com/cgp-platform/cgp/projections/tenancy"
 	"github.com/cgp-platform/cgp/readmodel"
 	"github.com/cgp-platform/cgp/readmodel/versioned"
@@ -205,19 +206,9 @@ func (g *Erasures) retentionPass(ctx context.Context, now time.Time) {
 	}
 }
 
-// pendingShopErasure is a shop erasure whose follow-up is not done.
-type pendingShopErasure struct {
-	shop string
-	pos  eventlog.Position
-}
-
 // followUpShopErasures completes the erasures every projector folded.
 func (g *Erasures) followUpShopErasures(ctx context.Context) error {
-	pending, err := readmodel.List(ctx, g.Store.DB(), "pending shop erasures", func(s readmodel.Scanner) (pendingShopErasure, error) {
-		var p pendingShopErasure
-		err := s.Scan(&p.shop, &p.pos)
-		return p, err
-	}, `SELECT shop_id, position FROM shop_erasure_pending ORDER BY position`)
+	pending, err := shoperasure.NewQueries(g.Store.DB()).Pending(ctx)
 	if err != nil || len(pending) == 0 {
 		return err
 	}
@@ -226,28 +217,22 @@ func (g *Erasures) followUpShopErasures(ctx context.Context) error {
 		return err
 	}
 	for _, p := range pending {
-		if p.pos > reached {
+		if p.Position > reached {
 			return nil // a read model has not dropped the shop's rows yet
 		}
-		if err := g.eraseWarehouseShop(ctx, p.shop, p.pos); err != nil {
+		if err := g.eraseWarehouseShop(ctx, p.ShopID, p.Position); err != nil {
 			return err
 		}
-		if err := g.eraseLastUses(ctx, p.shop); err != nil {
+		if err := g.eraseLastUses(ctx, p.ShopID); err != nil {
 			return err
 		}
 		if err := g.Store.CheckpointWAL(ctx); err != nil {
 			return err
 		}
-		if err := g.Store.Maintain(ctx, func(tx *sql.Tx) error {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM shop_erasure_tokens WHERE shop_id = ?`, p.shop); err != nil {
-				return err
-			}
-			_, err := tx.ExecContext(ctx, `DELETE FROM shop_erasure_pending WHERE shop_id = ?`, p.shop)
-			return err
-		}); err != nil {
+		if err := shoperasure.Settle(ctx, g.Store, p.ShopID); err != nil {
 			return err
 		}
-		g.Logger.Info().Str("shop_id", p.shop).Msg("shop erasure complete")
+		g.Logger.Info().Str("shop_id", p.ShopID).Msg("shop erasure complete")
 	}
 	return nil
 }
@@ -282,11 +267,7 @@ func (g *Erasures) eraseLastUses(ctx context.Context, shop string) error {
 	if g.LastUse == nil {
 		return nil
 	}
-	tokens, err := readmodel.List(ctx, g.Store.DB(), "tokens of an erased shop", func(s readmodel.Scanner) (string, error) {
-		var id string
-		err := s.Scan(&id)
-		return id, err
-	}, `SELECT token_id FROM shop_erasure_tokens WHERE shop_id = ?`, shop)
+	tokens, err := shoperasure.NewQueries(g.Store.DB()).Tokens(ctx, shop)
 	if err != nil {
 		return err
 	}
@@ -323,9 +304,7 @@ func (g *Erasures) shopErasureCases() projections.TxCases {
 			if ev.ShopID == "" {
 				return nil
 			}
-			_, err := tx.ExecContext(ctx, `INSERT INTO shop_erasure_tokens (shop_id, token_id) VALUES (?, ?) ON CONFLICT DO NOTHING`,
-				ev.ShopID, ev.TokenID)
-			return err
+			return shoperasure.RecordToken(ctx, tx, ev.ShopID, ev.TokenID)
 		}),
 		projections.OnTx(func(ctx context.Context, _ *sql.Tx, ev *domain.ShopRedactRequested, e *projections.DecodedEvent) error {
 			meta := commands.Meta{RequestID: e.ID.String(), Actor: "system:" + ShopErasureName, Source: "system"}
@@ -355,9 +334,9 @@ type idempotencyEraser interface {
 // step is idempotent; a failure is returned, so the runtime retries the
 // whole event.
 func (g *Erasures) eraseShopData(ctx context.Context, tx *sql.Tx, shop string, pos eventlog.Position) error {
-	tokens, err := readmodel.Strings(ctx, tx, `SELECT token_id FROM shop_erasure_tokens WHERE shop_id = ?`, shop)
+	tokens, err := shoperasure.TokensOf(ctx, tx, shop)
 	if err != nil {
-		return fmt.Errorf("tokens of erased shop: %w", err)
+		return err
 	}
 	if err := g.Vault.ShredShop(ctx, shop); err != nil {
 		return fmt.Errorf("shred shop keys: %w", err)
@@ -375,8 +354,7 @@ func (g *Erasures) eraseShopData(ctx context.Context, tx *sql.Tx, shop string, p
 	// The token ids stay until the follow-up, which deletes the last uses
 	// again: a use recorded just before the tokens stopped authenticating
 	// may be saved after this point (auth.LastUsed flushes every 5 s).
-	if _, err := tx.ExecContext(ctx, `INSERT INTO shop_erasure_pending (shop_id, position) VALUES (?, ?) ON CONFLICT DO NOTHING`,
-		shop, int64(pos)); err != nil {
+	if err := shoperasure.RecordPending(ctx, tx, shop, pos); err != nil {
 		return err
 	}
 	// No log here: a replay runs this handler too, beside other lanes
