@@ -2,8 +2,6 @@ package app
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"os"
 
@@ -30,12 +28,11 @@ func VerifyShop(ctx context.Context, c *Core, shop string) (audit.Report, error)
 		return audit.Report{}, fmt.Errorf("open read models: %w", err)
 	}
 	defer store.Close()
-	var n int
-	err = store.DB().QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'audit_events'`).Scan(&n)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+	built, err := audit.NewQueries(store.DB()).Built(ctx)
+	if err != nil {
 		return audit.Report{}, err
 	}
-	if n == 0 {
+	if !built {
 		return verifyFromLog(ctx, c.Log, shop)
 	}
 	ckpt, err := store.Checkpoint(ctx, audit.Name)

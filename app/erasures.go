@@ -15,7 +15,9 @@ import (
 	"github.com/cgp-platform/cgp/eventlog"
 	"github.com/cgp-platform/cgp/httpapi"
 	"github.com/cgp-platform/cgp/idempotency"
+	"github.com/cgp-platform/cgp/projections"
 	"github.com/cgp-platform/cgp/projections/erasure"
+	"github.com/cgp-platform/cgp/projections/shoperasure"
 	"github.com/cgp-platform/cgp/projections/tenancy"
 	"github.com/cgp-platform/cgp/readmodel"
 	"github.com/cgp-platform/cgp/readmodel/versioned"
@@ -123,9 +125,7 @@ func (g *Erasures) followUpErasure(ctx context.Context, f erasure.Followup) erro
 		// The profile's nulled version must have been shipped first: the
 		// outbox holds no change of it any more (every projector folded
 		// the erasure, so its change is in the outbox or already sent).
-		var queued int
-		err := g.Store.DB().QueryRowContext(ctx, `SELECT count(*) FROM warehouse_outbox WHERE tbl = 'customers'
-			AND key IN (json_array(?1, ?2), json_array(?1, ?3))`, f.ShopID, f.CustomerID, f.MessagingID).Scan(&queued)
+		queued, err := outbox.QueuedKeys(ctx, g.Store.DB(), "customers", []any{f.ShopID, f.CustomerID}, []any{f.ShopID, f.MessagingID})
 		if err != nil {
 			return fmt.Errorf("outbox rows of an erased customer: %w", err)
 		}
@@ -206,19 +206,9 @@ func (g *Erasures) retentionPass(ctx context.Context, now time.Time) {
 	}
 }
 
-// pendingShopErasure is a shop erasure whose follow-up is not done.
-type pendingShopErasure struct {
-	shop string
-	pos  eventlog.Position
-}
-
 // followUpShopErasures completes the erasures every projector folded.
 func (g *Erasures) followUpShopErasures(ctx context.Context) error {
-	pending, err := readmodel.List(ctx, g.Store.DB(), "pending shop erasures", func(s readmodel.Scanner) (pendingShopErasure, error) {
-		var p pendingShopErasure
-		err := s.Scan(&p.shop, &p.pos)
-		return p, err
-	}, `SELECT shop_id, position FROM shop_erasure_pending ORDER BY position`)
+	pending, err := shoperasure.NewQueries(g.Store.DB()).Pending(ctx)
 	if err != nil || len(pending) == 0 {
 		return err
 	}
@@ -227,28 +217,22 @@ func (g *Erasures) followUpShopErasures(ctx context.Context) error {
 		return err
 	}
 	for _, p := range pending {
-		if p.pos > reached {
+		if p.Position > reached {
 			return nil // a read model has not dropped the shop's rows yet
 		}
-		if err := g.eraseWarehouseShop(ctx, p.shop, p.pos); err != nil {
+		if err := g.eraseWarehouseShop(ctx, p.ShopID, p.Position); err != nil {
 			return err
 		}
-		if err := g.eraseLastUses(ctx, p.shop); err != nil {
+		if err := g.eraseLastUses(ctx, p.ShopID); err != nil {
 			return err
 		}
 		if err := g.Store.CheckpointWAL(ctx); err != nil {
 			return err
 		}
-		if err := g.Store.Maintain(ctx, func(tx *sql.Tx) error {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM shop_erasure_tokens WHERE shop_id = ?`, p.shop); err != nil {
-				return err
-			}
-			_, err := tx.ExecContext(ctx, `DELETE FROM shop_erasure_pending WHERE shop_id = ?`, p.shop)
-			return err
-		}); err != nil {
+		if err := shoperasure.Settle(ctx, g.Store, p.ShopID); err != nil {
 			return err
 		}
-		g.Logger.Info().Str("shop_id", p.shop).Msg("shop erasure complete")
+		g.Logger.Info().Str("shop_id", p.ShopID).Msg("shop erasure complete")
 	}
 	return nil
 }
@@ -261,8 +245,7 @@ func (g *Erasures) eraseWarehouseShop(ctx context.Context, shop string, pos even
 	if g.Warehouse == nil {
 		return nil
 	}
-	var queued int
-	err := g.Store.DB().QueryRowContext(ctx, `SELECT count(*) FROM warehouse_outbox WHERE json_extract(key, '$[0]') = ?`, shop).Scan(&queued)
+	queued, err := outbox.QueuedShop(ctx, g.Store.DB(), shop)
 	if err != nil {
 		return fmt.Errorf("outbox rows of an erased shop: %w", err)
 	}
@@ -284,11 +267,7 @@ func (g *Erasures) eraseLastUses(ctx context.Context, shop string) error {
 	if g.LastUse == nil {
 		return nil
 	}
-	tokens, err := readmodel.List(ctx, g.Store.DB(), "tokens of an erased shop", func(s readmodel.Scanner) (string, error) {
-		var id string
-		err := s.Scan(&id)
-		return id, err
-	}, `SELECT token_id FROM shop_erasure_tokens WHERE shop_id = ?`, shop)
+	tokens, err := shoperasure.NewQueries(g.Store.DB()).Tokens(ctx, shop)
 	if err != nil {
 		return err
 	}
@@ -313,28 +292,35 @@ func (g *Erasures) eraseLastUses(ctx context.Context, shop string) error {
 // ShopErased; the tenancy projector keeps a tombstone. A replay does not
 // run it.
 func (g *Erasures) ReactShopErasure(ctx context.Context, tx *sql.Tx, e *eventlog.Event, d envelope.Decoded) error {
-	switch ev := d.Event.(type) {
-	case *domain.TokenIssued:
-		if ev.ShopID == "" {
-			return nil
-		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO shop_erasure_tokens (shop_id, token_id) VALUES (?, ?) ON CONFLICT DO NOTHING`,
-			ev.ShopID, ev.TokenID)
-		return err
-	case *domain.ShopRedactRequested:
-		meta := commands.Meta{RequestID: e.ID.String(), Actor: "system:" + ShopErasureName, Source: "system"}
-		_, err := g.Commands.EraseShop(ctx, commands.EraseShop{ShopID: ev.ShopID, Reason: domain.ShopErasedRedact,
-			RequestEventID: e.ID.String()}, meta)
-		if domain.ErrorCode(err) != "" {
-			// Not found, conflict or invalid: retrying cannot help.
-			g.Logger.Warn().Err(err).Str("shop_id", ev.ShopID).Str("projector", ShopErasureName).Msg("shop/redact not acted on")
-			return nil
-		}
-		return err
-	case *domain.ShopErased:
-		return g.eraseShopData(ctx, tx, ev.ShopID, e.Position)
-	}
-	return nil
+	return g.shopErasureCases().Apply(ctx, tx, e, d)
+}
+
+// shopErasureCases are the shop-erasure reactor's cases, one per event
+// type it handles; the reactor's types are read from them (g nil: only
+// the types).
+func (g *Erasures) shopErasureCases() projections.TxCases {
+	return projections.NewTxCases(
+		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.TokenIssued, _ *projections.DecodedEvent) error {
+			if ev.ShopID == "" {
+				return nil
+			}
+			return shoperasure.RecordToken(ctx, tx, ev.ShopID, ev.TokenID)
+		}),
+		projections.OnTx(func(ctx context.Context, _ *sql.Tx, ev *domain.ShopRedactRequested, e *projections.DecodedEvent) error {
+			meta := commands.Meta{RequestID: e.ID.String(), Actor: "system:" + ShopErasureName, Source: "system"}
+			_, err := g.Commands.EraseShop(ctx, commands.EraseShop{ShopID: ev.ShopID, Reason: domain.ShopErasedRedact,
+				RequestEventID: e.ID.String()}, meta)
+			if domain.ErrorCode(err) != "" {
+				// Not found, conflict or invalid: retrying cannot help.
+				g.Logger.Warn().Err(err).Str("shop_id", ev.ShopID).Str("projector", ShopErasureName).Msg("shop/redact not acted on")
+				return nil
+			}
+			return err
+		}),
+		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.ShopErased, e *projections.DecodedEvent) error {
+			return g.eraseShopData(ctx, tx, ev.ShopID, e.Position)
+		}),
+	)
 }
 
 // idempotencyEraser is implemented by the idempotency stores that can
@@ -348,9 +334,9 @@ type idempotencyEraser interface {
 // step is idempotent; a failure is returned, so the runtime retries the
 // whole event.
 func (g *Erasures) eraseShopData(ctx context.Context, tx *sql.Tx, shop string, pos eventlog.Position) error {
-	tokens, err := readmodel.Strings(ctx, tx, `SELECT token_id FROM shop_erasure_tokens WHERE shop_id = ?`, shop)
+	tokens, err := shoperasure.TokensOf(ctx, tx, shop)
 	if err != nil {
-		return fmt.Errorf("tokens of erased shop: %w", err)
+		return err
 	}
 	if err := g.Vault.ShredShop(ctx, shop); err != nil {
 		return fmt.Errorf("shred shop keys: %w", err)
@@ -368,8 +354,7 @@ func (g *Erasures) eraseShopData(ctx context.Context, tx *sql.Tx, shop string, p
 	// The token ids stay until the follow-up, which deletes the last uses
 	// again: a use recorded just before the tokens stopped authenticating
 	// may be saved after this point (auth.LastUsed flushes every 5 s).
-	if _, err := tx.ExecContext(ctx, `INSERT INTO shop_erasure_pending (shop_id, position) VALUES (?, ?) ON CONFLICT DO NOTHING`,
-		shop, int64(pos)); err != nil {
+	if err := shoperasure.RecordPending(ctx, tx, shop, pos); err != nil {
 		return err
 	}
 	// No log here: a replay runs this handler too, beside other lanes

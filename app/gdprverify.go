@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 
@@ -160,23 +159,10 @@ func verifyWarehouse(ctx context.Context, open func(ctx context.Context) (versio
 	if _, err := outbox.New(ctx, outbox.Config{ReadModels: store, Warehouse: wh, Sources: outbox.DefaultSources()}); err != nil {
 		return err
 	}
-	var personal []int
-	rows, err := store.DB().QueryContext(ctx, `SELECT cid, name FROM pragma_table_info('customers') ORDER BY cid`)
+	personal, err := customers.NewQueries(store.DB()).PersonalColumns(ctx)
 	if err != nil {
 		return err
 	}
-	for i := 0; rows.Next(); i++ {
-		var cid int
-		var name string
-		if err := rows.Scan(&cid, &name); err != nil {
-			rows.Close()
-			return err
-		}
-		if slices.Contains([]string{"email", "first_name", "last_name", "phone"}, name) {
-			personal = append(personal, i)
-		}
-	}
-	rows.Close()
 	row, found, err := wh.Get(ctx, "customers", []any{shop, customer})
 	if err != nil {
 		return fmt.Errorf("warehouse: %w", err)

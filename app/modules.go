@@ -21,6 +21,7 @@ import (
 	"github.com/cgp-platform/cgp/projections/campaigns"
 	"github.com/cgp-platform/cgp/projections/commerce"
 	"github.com/cgp-platform/cgp/projections/customers"
+	"github.com/cgp-platform/cgp/projections/enrollment"
 	"github.com/cgp-platform/cgp/projections/erasure"
 	"github.com/cgp-platform/cgp/projections/gdprrequests"
 	"github.com/cgp-platform/cgp/projections/intelligence"
@@ -35,9 +36,8 @@ import (
 // Module is one bounded context of the service.
 type Module struct {
 	Name string
-	// Projectors fold read models from the log; `cgp replay` rebuilds
-	// them. Only the journeys' enrolment issues commands from a projector
-	// (idempotent by deterministic ids, so a replay may run it too).
+	// Projectors fold read models from the log and issue no command;
+	// `cgp replay` rebuilds them.
 	Projectors func(d Deps) []projections.Projector
 	// Reactors consume committed events with their own checkpoint and
 	// issue commands or side effects, idempotent by deterministic ids; a
@@ -81,8 +81,8 @@ type BackgroundJob struct {
 // Deps are what the modules' projectors and reactors are built from.
 type Deps struct {
 	Codec *envelope.Codec
-	// Commands issue the reactors' commands and the journeys'
-	// enrolments. Nil: nothing issues a command.
+	// Commands issue the reactors' commands. Nil: nothing issues a
+	// command.
 	Commands *commands.Handler
 	// TenancyChanged is called after each change of the tenancy read
 	// model (caches drop). Optional.
@@ -132,10 +132,9 @@ func Modules() []Module {
 		Reactors:   func(d Deps) []projections.Projector { return one(templateHolds(d)) },
 		Routes:     []Route{{"readapi.Campaigns, writeapi.Campaigns", mountCampaigns}},
 	}, {
-		// The enrolment still runs inside the journeys projector (its
-		// fold decides who enrolls); built for a replay it enrolls nobody.
 		Name:       "journeys",
-		Projectors: func(d Deps) []projections.Projector { return one(journeys.Projector(d.Codec, enroll(d))) },
+		Projectors: func(d Deps) []projections.Projector { return one(journeys.Projector(d.Codec)) },
+		Reactors:   func(d Deps) []projections.Projector { return one(enrollment.Projector(d.Codec, enroll(d))) },
 		Routes:     []Route{{"readapi.Journeys, writeapi.Journeys", mountJourneys}},
 	}, {
 		Name:       "intelligence",
@@ -198,9 +197,10 @@ func Reactors(d Deps) []projections.Projector {
 	return out
 }
 
-// enroll is the journeys' enrolment: the EnrollInJourney command, keyed by
-// the trigger event's id. Nil without commands.
-func enroll(d Deps) journeys.Enroll {
+// enroll is the enrollment reactor's command: EnrollInJourney, keyed by
+// the trigger event's id (system actor, the trigger event's id as
+// correlation id). Nil without commands.
+func enroll(d Deps) enrollment.Enroll {
 	if d.Commands == nil {
 		return nil
 	}

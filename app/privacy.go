@@ -115,16 +115,15 @@ func GDPRRequests(ctx context.Context, cfg Config, shop string) ([]GDPRRequest, 
 		return nil, err
 	}
 	defer store.Close()
-	var tables int
-	if err := store.DB().QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'gdpr_requests'`).
-		Scan(&tables); err != nil {
+	q := gdprrequests.NewQueries(store.DB())
+	built, err := q.Built(ctx)
+	if err != nil {
 		return nil, fmt.Errorf("read models: %w", err)
 	}
 	rows := []GDPRRequest{}
-	if tables == 0 { // the server never ran this version
+	if !built { // the server never ran this version
 		return rows, nil
 	}
-	q := gdprrequests.NewQueries(store.DB())
 	var after *gdprrequests.Key
 	for {
 		page, next, err := q.Requests(ctx, shop, gdprrequests.Page{After: after, Limit: 100})

@@ -234,19 +234,10 @@ func (a *App) deps(tenancyChanged func(), acting bool) Deps {
 
 // AllProjectors returns every projector of the service (the modules'
 // read models), in the order the server registers them; a replay rebuilds
-// the same, built without acting but for one thing: the journeys'
-// enrolment, which lives in that projector's fold (who enrolls is decided
-// as of each trigger), keeps its commands. They are idempotent by
-// deterministic ids, so a replay appends nothing for a trigger the live
-// server already enrolled, and a trigger that only the replay folded (one
-// that arrived while the live server lagged behind the replay at the
-// switch) still enrolls its customer.
+// the same. They issue no command: the journeys' enrolment is a reactor
+// (projections/enrollment), which a replay never runs.
 func (a *App) AllProjectors(tenancyChanged func()) []projections.Projector {
-	d := a.deps(tenancyChanged, false)
-	if a.Core != nil {
-		d.Commands = a.Core.Commands
-	}
-	return Projectors(d)
+	return Projectors(a.deps(tenancyChanged, false))
 }
 
 // AllReactors returns every reactor of the service, built without acting

@@ -32,7 +32,7 @@ func shopFixture(tb testing.TB, customersN, ordersEach int) *dataexport.Source {
 	start := time.Date(2026, 10, 1, 9, 0, 0, 0, time.UTC)
 	core := testenv.New(tb, func() time.Time { return start })
 	rs := core.ReadSide(tb, customers.Projector(core.Codec, nil), commerce.Projector(core.Codec), attribution.Projector(core.Codec),
-		journeys.Projector(core.Codec, nil), messaging.Projector(core.Codec))
+		journeys.Projector(core.Codec), messaging.Projector(core.Codec))
 	for c := 0; c < customersN; c++ {
 		email := fmt.Sprintf("c%d@example.com", c)
 		ext := fmt.Sprint(1000 + c)

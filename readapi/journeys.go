@@ -1,14 +1,18 @@
 package readapi
 
 import (
+	"context"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/gorilla/mux"
 
 	"github.com/cgp-platform/cgp/auth"
 	"github.com/cgp-platform/cgp/domain"
+	"github.com/cgp-platform/cgp/eventlog"
 	"github.com/cgp-platform/cgp/httpapi"
+	"github.com/cgp-platform/cgp/projections/enrollment"
 	"github.com/cgp-platform/cgp/projections/journeys"
 )
 
@@ -25,8 +29,22 @@ type Journeys struct {
 
 // NewJourneys returns the journey read handlers; customers serves the
 // enrollments' include=customer.
+//
+// A read waiting for a position (X-Wait-For-Position) waits for the
+// enrollment reactor too: once it returns, the enrollments of every
+// trigger up to that position are recorded in the log (as they were when
+// the journeys projector enrolled), so a client can wait for a position
+// after them to see them.
 func NewJourneys(q *journeys.Queries, customers CustomerFinder, a *auth.Authenticator, cursors *httpapi.CursorCodec, wait Waiter) *Journeys {
-	return &Journeys{q: q, customers: customers, auth: a, cursors: cursors, wait: wait, now: time.Now}
+	return &Journeys{q: q, customers: customers, auth: a, cursors: cursors, wait: withEnrollment{wait}, now: time.Now}
+}
+
+// withEnrollment waits for the enrollment reactor besides the projectors
+// named.
+type withEnrollment struct{ Waiter }
+
+func (w withEnrollment) WaitFor(ctx context.Context, pos eventlog.Position, projectors ...string) error {
+	return w.Waiter.WaitFor(ctx, pos, append(slices.Clip(projectors), enrollment.Name)...)
 }
 
 // JourneyListSpec is the allow-list of the journey list's parameters.

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cgp-platform/cgp/eventlog"
+	"github.com/cgp-platform/cgp/openapi/openapitest"
 	"github.com/cgp-platform/cgp/replay"
 )
 
@@ -32,7 +34,8 @@ func reactorCheckpoints(t *testing.T, dir string) map[string]int64 {
 }
 
 // cgp replay rebuilds read models only: with a data request pending (its
-// endpoint answers 500, the retry is an hour away) and a customer erased,
+// endpoint answers 500, the retry is an hour away), a customer enrolled in
+// a journey and a customer erased,
 // a replay delivers nothing to the endpoint, appends nothing to the log,
 // names no reactor among what it rebuilt, and leaves every reactor's
 // checkpoint as it was.
@@ -43,10 +46,14 @@ func TestReplayRunsNoReactorAndSendsNothing(t *testing.T) {
 		c.OutboundAllowPrivate, c.Test.OutboundTLS = true, trustTLS(hook)
 		c.Test.ExportRetry, c.Test.ExportPoll = time.Hour, 20*time.Millisecond
 	})
-	tn := newTenant(t, dir, "reactors.example.com", "agency", "customers:read")
+	tn := newTenant(t, dir, "reactors.example.com", "agency", "customers:read,journeys:write")
 	cli(t, dir, "shops", "privacy", "--shop", tn.shopID, "--data-request-url", hook.URL+"/gdpr", "--outbound-allow-private")
 	waitForToken(t, s, tn)
+	// A journey the new customer enrolls in (the enrollment reactor acts).
+	c := catalogClient{t: t, s: s, v: openapitest.NewValidator(t), token: tn.token}
+	c.ok(201, http.MethodPost, "/api/v1/journeys", journeyBody("Welcome", "customers/create", ""))
 	seedCustomer(t, s, tn)
+	eventually(t, time.Minute, "the customer is enrolled", func() bool { return countType(readLog(t, dir), "JourneyEnrollmentStarted") == 1 })
 	requestData(t, s, tn)
 	eventually(t, 20*time.Second, "the data-request endpoint is tried", func() bool { return calls.Load() >= 1 })
 	waitAllProjected(t, dir)
@@ -67,6 +74,9 @@ func TestReplayRunsNoReactorAndSendsNothing(t *testing.T) {
 	if n := len(readLog(t, dir)); n != head {
 		t.Errorf("the replay appended %d events", n-head)
 	}
+	if n := countType(readLog(t, dir), "JourneyEnrollmentStarted"); n != 1 {
+		t.Errorf("%d enrollments after the replay, want 1", n)
+	}
 	rebuilt := fmt.Sprint(res["projectors"])
 	for name := range before {
 		if slices.Contains(toStrings(res["projectors"]), name) {
@@ -76,6 +86,16 @@ func TestReplayRunsNoReactorAndSendsNothing(t *testing.T) {
 	if after := reactorCheckpoints(t, dir); !maps.Equal(after, before) {
 		t.Errorf("reactor checkpoints moved: %v, before %v", after, before)
 	}
+}
+
+func countType(events []eventlog.Event, typ string) int {
+	n := 0
+	for _, e := range events {
+		if e.Type == typ {
+			n++
+		}
+	}
+	return n
 }
 
 func toStrings(v any) []string {

@@ -6,7 +6,6 @@ import (
 
 	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/envelope"
-	"github.com/cgp-platform/cgp/eventlog"
 	"github.com/cgp-platform/cgp/projections"
 	"github.com/cgp-platform/cgp/readmodel"
 )
@@ -46,52 +45,62 @@ ALTER TABLE campaigns ADD COLUMN paused_reason TEXT NOT NULL DEFAULT '';
 ALTER TABLE campaigns ADD COLUMN paused_at INTEGER NOT NULL DEFAULT 0;
 `}}
 
-// handledTypes are the events the projector folds.
-var handledTypes = []string{"ShopErased", "AudienceCreated", "CampaignCreated", "CampaignLaunched", "CampaignPaused", "CampaignResumed",
-	"CampaignApprovalGranted"}
-
 // Projector returns the audiences and campaigns projector; codec decodes
 // the events.
 func Projector(codec *envelope.Codec) projections.Projector {
 	return projections.Projector{
 		Name:       Name,
 		Migrations: migrations,
-		Types:      handledTypes,
-		Handle:     projections.Decoding(codec, handledTypes, apply),
+		Types:      cases.Types(),
+		Handle:     cases.Handle(codec, nil),
 	}
 }
 
-// apply folds one event; each write is guarded by the row's version so a
+// cases fold each event type; each write is guarded by the row's version so a
 // replayed event changes nothing.
-func apply(ctx context.Context, tx *sql.Tx, e *eventlog.Event, d envelope.Decoded) error {
-	pos := int64(e.Position)
-	var err error
-	switch ev := d.Event.(type) {
-	case *domain.ShopErased:
+var cases = projections.NewTxCases(
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.ShopErased, _ *projections.DecodedEvent) error {
 		return readmodel.DeleteShopRows(ctx, tx, ev.ShopID, readmodel.ShopRows("audiences"), readmodel.ShopRows("campaigns"))
-	case *domain.AudienceCreated:
-		_, err = tx.ExecContext(ctx, `INSERT INTO audiences (audience_id, shop_id, name, filters, created_at, created_pos, version)
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.AudienceCreated, e *projections.DecodedEvent) error {
+		pos := int64(e.Position)
+		_, err := tx.ExecContext(ctx, `INSERT INTO audiences (audience_id, shop_id, name, filters, created_at, created_pos, version)
 			VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (audience_id) DO NOTHING`,
 			ev.AudienceID, ev.ShopID, ev.Name, readmodel.JSONText(ev.Filters, "{}"), readmodel.Micros(ev.CreatedAt), pos, pos)
-	case *domain.CampaignCreated:
-		_, err = tx.ExecContext(ctx, `INSERT INTO campaigns (campaign_id, shop_id, name, audience_id, channel, template_id,
+		return err
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.CampaignCreated, e *projections.DecodedEvent) error {
+		pos := int64(e.Position)
+		_, err := tx.ExecContext(ctx, `INSERT INTO campaigns (campaign_id, shop_id, name, audience_id, channel, template_id,
 			status, created_at, updated_at, created_pos, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (campaign_id) DO NOTHING`,
 			ev.CampaignID, ev.ShopID, ev.Name, ev.AudienceID, ev.Channel, ev.TemplateID, domain.CampaignStatusDraft,
 			readmodel.Micros(ev.CreatedAt), readmodel.Micros(ev.CreatedAt), pos, pos)
-	case *domain.CampaignLaunched:
+		return err
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.CampaignLaunched, e *projections.DecodedEvent) error {
+		pos := int64(e.Position)
 		at := readmodel.Micros(ev.LaunchedAt)
-		_, err = tx.ExecContext(ctx, `UPDATE campaigns SET status = ?, launched_at = ?, updated_at = ?, version = ?
+		_, err := tx.ExecContext(ctx, `UPDATE campaigns SET status = ?, launched_at = ?, updated_at = ?, version = ?
 			WHERE campaign_id = ? AND shop_id = ? AND version < ?`, ev.Status, at, at, pos, ev.CampaignID, ev.ShopID, pos)
-	case *domain.CampaignPaused:
+		return err
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.CampaignPaused, e *projections.DecodedEvent) error {
+		pos := int64(e.Position)
 		at := readmodel.Micros(ev.PausedAt)
-		err = setStatus(ctx, tx, ev.CampaignID, ev.ShopID, domain.CampaignStatusPaused, ev.Reason, at, at, pos)
-	case *domain.CampaignResumed:
-		err = setStatus(ctx, tx, ev.CampaignID, ev.ShopID, ev.Status, "", 0, readmodel.Micros(ev.ResumedAt), pos)
-	case *domain.CampaignApprovalGranted:
-		err = setStatus(ctx, tx, ev.CampaignID, ev.ShopID, ev.Status, "", 0, readmodel.Micros(ev.GrantedAt), pos)
-	}
-	return err
-}
+		err := setStatus(ctx, tx, ev.CampaignID, ev.ShopID, domain.CampaignStatusPaused, ev.Reason, at, at, pos)
+		return err
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.CampaignResumed, e *projections.DecodedEvent) error {
+		pos := int64(e.Position)
+		err := setStatus(ctx, tx, ev.CampaignID, ev.ShopID, ev.Status, "", 0, readmodel.Micros(ev.ResumedAt), pos)
+		return err
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.CampaignApprovalGranted, e *projections.DecodedEvent) error {
+		pos := int64(e.Position)
+		err := setStatus(ctx, tx, ev.CampaignID, ev.ShopID, ev.Status, "", 0, readmodel.Micros(ev.GrantedAt), pos)
+		return err
+	}),
+)
 
 // setStatus moves a campaign to status with its pause reason and time
 // ("" and 0 unless paused).

@@ -51,9 +51,6 @@ CREATE TABLE erasure_followups (
 );
 `}}
 
-// Types are the events the projector folds.
-var Types = []string{"ShopErased", "JourneyCreated", "CustomerRedactRequested"}
-
 // Request is one customers/redact to carry out.
 type Request struct {
 	EventID string // of the CustomerRedactRequested event
@@ -74,23 +71,24 @@ type Eraser func(ctx context.Context, r Request) (domain.CustomerErased, eventlo
 
 // Projector returns the erase reactor.
 func Projector(codec *envelope.Codec, erase Eraser) projections.Projector {
+	cases := projections.NewTxCases(
+		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.ShopErased, _ *projections.DecodedEvent) error {
+			return readmodel.DeleteShopRows(ctx, tx, ev.ShopID, readmodel.ShopRows("erasure_journeys"), readmodel.ShopRows("erasure_followups"))
+		}),
+		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.JourneyCreated, _ *projections.DecodedEvent) error {
+			_, err := tx.ExecContext(ctx, `INSERT INTO erasure_journeys (shop_id, journey_id) VALUES (?, ?) ON CONFLICT DO NOTHING`,
+				ev.ShopID, ev.JourneyID)
+			return err
+		}),
+		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.CustomerRedactRequested, e *projections.DecodedEvent) error {
+			return handleRedact(ctx, tx, &e.Event, ev, erase)
+		}),
+	)
 	return projections.Projector{
 		Name:       Name,
 		Migrations: migrations,
-		Types:      Types,
-		Handle: projections.Decoding(codec, Types, func(ctx context.Context, tx *sql.Tx, e *eventlog.Event, d envelope.Decoded) error {
-			switch ev := d.Event.(type) {
-			case *domain.ShopErased:
-				return readmodel.DeleteShopRows(ctx, tx, ev.ShopID, readmodel.ShopRows("erasure_journeys"), readmodel.ShopRows("erasure_followups"))
-			case *domain.JourneyCreated:
-				_, err := tx.ExecContext(ctx, `INSERT INTO erasure_journeys (shop_id, journey_id) VALUES (?, ?) ON CONFLICT DO NOTHING`,
-					ev.ShopID, ev.JourneyID)
-				return err
-			case *domain.CustomerRedactRequested:
-				return handleRedact(ctx, tx, e, ev, erase)
-			}
-			return nil
-		}),
+		Types:      cases.Types(),
+		Handle:     cases.Handle(codec, nil),
 	}
 }
 

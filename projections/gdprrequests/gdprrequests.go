@@ -20,7 +20,6 @@ package gdprrequests
 import (
 	"context"
 	"database/sql"
-	"fmt"
 
 	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/envelope"
@@ -66,10 +65,6 @@ CREATE TABLE gdpr_settings (
 );
 `}}
 
-// Types are the events the projector folds.
-var Types = []string{"ShopErased", "ShopCreated", "ShopPrivacySettingsChanged", "CustomerDataRequested",
-	"DataExportAttemptFailed", "GdprRequestCompleted"}
-
 // Projector returns the GDPR requests projector. requested, when set, is
 // called after the transaction that recorded a new request committed (it
 // must be quick: the exporter only wakes up).
@@ -77,8 +72,10 @@ func Projector(codec *envelope.Codec, requested func()) projections.Projector {
 	p := projections.Projector{
 		Name:       Name,
 		Migrations: migrations,
-		Types:      Types,
-		Handle:     projections.Decoding(codec, Types, projections.Sealing(codec, SecretLabel, apply)),
+		Types:      cases.Types(),
+		Handle: cases.Handle(codec, func(apply projections.DecodedHandler) projections.DecodedHandler {
+			return projections.Sealing(codec, SecretLabel, projections.WrapErrors("gdpr requests", apply))
+		}),
 	}
 	if requested != nil {
 		p.Committed = func(e eventlog.Event) {
@@ -90,32 +87,40 @@ func Projector(codec *envelope.Codec, requested func()) projections.Projector {
 	return p
 }
 
-func apply(ctx context.Context, tx *sql.Tx, e *eventlog.Event, d envelope.Decoded) error {
-	var err error
-	switch ev := d.Event.(type) {
-	case *domain.ShopErased:
-		if _, err = tx.ExecContext(ctx, `DELETE FROM gdpr_settings WHERE shop_id = ?`, ev.ShopID); err == nil {
+// cases fold each event type.
+var cases = projections.NewTxCases(
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.ShopErased, _ *projections.DecodedEvent) error {
+		_, err := tx.ExecContext(ctx, `DELETE FROM gdpr_settings WHERE shop_id = ?`, ev.ShopID)
+		if err == nil {
 			_, err = tx.ExecContext(ctx, `DELETE FROM gdpr_requests WHERE shop_id = ?`, ev.ShopID)
 		}
-	case *domain.ShopCreated:
-		_, err = tx.ExecContext(ctx, `INSERT INTO gdpr_settings (shop_id, shop_contact_email, updated_at) VALUES (?, ?, ?)
+		return err
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.ShopCreated, _ *projections.DecodedEvent) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO gdpr_settings (shop_id, shop_contact_email, updated_at) VALUES (?, ?, ?)
 		ON CONFLICT (shop_id) DO UPDATE SET shop_contact_email = excluded.shop_contact_email`,
 			ev.ShopID, ev.ContactEmail, ev.CreatedAt.UnixMicro())
-	case *domain.ShopPrivacySettingsChanged:
-		_, err = tx.ExecContext(ctx, `INSERT INTO gdpr_settings (shop_id, contact_email, data_request_url, signing_secret, updated_at)
+		return err
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.ShopPrivacySettingsChanged, _ *projections.DecodedEvent) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO gdpr_settings (shop_id, contact_email, data_request_url, signing_secret, updated_at)
 		VALUES (?, ?, ?, ?, ?) ON CONFLICT (shop_id) DO UPDATE SET contact_email = excluded.contact_email,
 		data_request_url = excluded.data_request_url, signing_secret = excluded.signing_secret, updated_at = excluded.updated_at`,
 			ev.ShopID, ev.ContactEmail, ev.DataRequestURL, ev.SigningSecret, ev.ChangedAt.UnixMicro())
-	case *domain.CustomerDataRequested:
+		return err
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.CustomerDataRequested, e *projections.DecodedEvent) error {
 		received := e.OccurredAt.UTC()
-		_, err = tx.ExecContext(ctx, `INSERT INTO gdpr_requests (request_id, shop_id, kind, customer_id, platform_request_id,
+		_, err := tx.ExecContext(ctx, `INSERT INTO gdpr_requests (request_id, shop_id, kind, customer_id, platform_request_id,
 		event_id, event_stream, event_revision, status, received_at, due_at, next_attempt_at, position)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (request_id) DO NOTHING`,
 			domain.GDPRRequestID(ev.ShopID, e.ID.String()), ev.ShopID, domain.GDPRKindDataRequest, ev.PrivacyCustomer.CustomerID,
 			ev.RequestID, e.ID.String(), e.StreamID, int64(e.Revision), domain.GDPRStatusPending, received.UnixMicro(),
 			received.Add(domain.GDPRDeadline).UnixMicro(), received.UnixMicro(), int64(e.Position))
-	case *domain.DataExportAttemptFailed:
-		_, err = tx.ExecContext(ctx, `UPDATE gdpr_requests SET
+		return err
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.DataExportAttemptFailed, _ *projections.DecodedEvent) error {
+		_, err := tx.ExecContext(ctx, `UPDATE gdpr_requests SET
 		status = CASE WHEN status = ? THEN status ELSE ? END,
 		last_reason = CASE WHEN status = ? OR attempts > ? THEN last_reason ELSE ? END,
 		channel = CASE WHEN status = ? OR attempts > ? THEN channel ELSE ? END,
@@ -127,16 +132,15 @@ func apply(ctx context.Context, tx *sql.Tx, e *eventlog.Event, d envelope.Decode
 			domain.GDPRStatusCompleted, ev.Attempt, ev.Channel,
 			domain.GDPRStatusCompleted, ev.Attempt, ev.NextAttemptAt.UnixMicro(),
 			ev.Attempt, ev.RequestID)
-	case *domain.GdprRequestCompleted:
-		_, err = tx.ExecContext(ctx, `UPDATE gdpr_requests SET status = ?, channel = ?, completed_at = ?, bytes = ?, sha256 = ?,
+		return err
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.GdprRequestCompleted, _ *projections.DecodedEvent) error {
+		_, err := tx.ExecContext(ctx, `UPDATE gdpr_requests SET status = ?, channel = ?, completed_at = ?, bytes = ?, sha256 = ?,
 		next_attempt_at = 0, attempts = attempts + 1 WHERE request_id = ? AND status <> ?`,
 			domain.GDPRStatusCompleted, ev.Channel, ev.CompletedAt.UnixMicro(), ev.Bytes, ev.SHA256, ev.RequestID, domain.GDPRStatusCompleted)
-	}
-	if err != nil {
-		return fmt.Errorf("gdpr requests %s: %w", d.Event.EventType(), err)
-	}
-	return nil
-}
+		return err
+	}),
+)
 
 // SecretLabel binds the sealed secrets of gdpr_settings.signing_secret
 // (envelope.Codec.SealSecret): the secret the queries return is sealed,

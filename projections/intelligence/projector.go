@@ -67,44 +67,45 @@ CREATE INDEX decision_runs_started ON decision_runs (shop_id, started_at, run_id
 CREATE INDEX decision_runs_status ON decision_runs (shop_id, status, started_at, run_id);
 `}}
 
-var handledTypes = []string{"ShopErased", "KeywordRankingRecorded", "DecisionRunStarted", "DecisionRunCompleted", "DecisionRunFailed"}
-
 // Projector returns the intelligence projector.
 func Projector(codec *envelope.Codec) projections.Projector {
 	return projections.Projector{
 		Name:       Name,
 		Migrations: migrations,
-		Types:      handledTypes,
-		Handle:     projections.Decoding(codec, handledTypes, apply),
+		Types:      cases.Types(),
+		Handle:     cases.Handle(codec, nil),
 	}
 }
 
-func apply(ctx context.Context, tx *sql.Tx, e *eventlog.Event, d envelope.Decoded) error {
-	switch ev := d.Event.(type) {
-	case *domain.ShopErased:
+// cases fold each event type.
+var cases = projections.NewTxCases(
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.ShopErased, _ *projections.DecodedEvent) error {
 		return readmodel.DeleteShopRows(ctx, tx, ev.ShopID,
 			readmodel.ShopRows("seo_rankings"), readmodel.ShopRows("seo_keywords"), readmodel.ShopRows("decision_runs"))
-	case *domain.KeywordRankingRecorded:
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.KeywordRankingRecorded, e *projections.DecodedEvent) error {
 		return applyRanking(ctx, tx, ev, e.Position)
-	case *domain.DecisionRunStarted:
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.DecisionRunStarted, e *projections.DecodedEvent) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO decision_runs (run_id, shop_id, status, trigger_name, started_at, version)
 			VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO NOTHING`,
 			ev.RunID, ev.ShopID, domain.RunRunning, ev.Trigger, readmodel.Micros(ev.StartedAt), e.Position)
 		return wrap(err, "start run")
-	case *domain.DecisionRunCompleted:
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.DecisionRunCompleted, e *projections.DecodedEvent) error {
 		_, err := tx.ExecContext(ctx, `UPDATE decision_runs SET status = ?, recommendations = ?, finished_at = ?, version = ?
 			WHERE run_id = ? AND shop_id = ? AND version < ?`,
 			domain.RunCompleted, readmodel.JSONText(ev.Recommendations, "[]"), readmodel.Micros(ev.FinishedAt), e.Position,
 			ev.RunID, ev.ShopID, e.Position)
 		return wrap(err, "complete run")
-	case *domain.DecisionRunFailed:
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.DecisionRunFailed, e *projections.DecodedEvent) error {
 		_, err := tx.ExecContext(ctx, `UPDATE decision_runs SET status = ?, reason = ?, finished_at = ?, version = ?
 			WHERE run_id = ? AND shop_id = ? AND version < ?`,
 			domain.RunFailed, ev.Reason, readmodel.Micros(ev.FinishedAt), e.Position, ev.RunID, ev.ShopID, e.Position)
 		return wrap(err, "fail run")
-	}
-	return nil
-}
+	}),
+)
 
 // applyRanking records a ranking and recomputes its keyword's row from the
 // two latest dates, so rankings may arrive in any date order.

@@ -3,7 +3,6 @@ package marketplaces
 import (
 	"context"
 	"database/sql"
-	"fmt"
 
 	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/envelope"
@@ -58,48 +57,49 @@ CREATE TABLE marketplace_notifications (
 CREATE INDEX marketplace_notifications_shop ON marketplace_notifications (shop_id, position);
 `}}
 
-// handledTypes are the events the read model folds.
-var handledTypes = []string{"ShopErased", "MarketplaceConnected", "MarketplaceSecretRotated", "MarketplaceOrderRecorded", "MarketplaceNotificationReceived"}
-
 // Projector returns the marketplaces projector.
 func Projector(codec *envelope.Codec) projections.Projector {
 	return projections.Projector{
 		Name:       Name,
 		Migrations: migrations,
-		Types:      handledTypes,
-		Handle:     projections.Decoding(codec, handledTypes, projections.Sealing(codec, SecretLabel, apply)),
+		Types:      cases.Types(),
+		Handle: cases.Handle(codec, func(apply projections.DecodedHandler) projections.DecodedHandler {
+			return projections.Sealing(codec, SecretLabel, projections.WrapErrors("marketplaces", apply))
+		}),
 	}
 }
 
-func apply(ctx context.Context, tx *sql.Tx, e *eventlog.Event, d envelope.Decoded) error {
-	var err error
-	switch ev := d.Event.(type) {
-	case *domain.ShopErased:
+// cases fold each event type.
+var cases = projections.NewTxCases(
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.ShopErased, _ *projections.DecodedEvent) error {
 		return readmodel.DeleteShopRows(ctx, tx, ev.ShopID,
 			readmodel.ShopRows("marketplace_connections"), readmodel.ShopRows("marketplace_orders"),
 			readmodel.ShopRows("marketplace_notifications"))
-	case *domain.MarketplaceConnected:
-		_, err = tx.ExecContext(ctx, `INSERT INTO marketplace_connections
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.MarketplaceConnected, e *projections.DecodedEvent) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO marketplace_connections
 	(marketplace, account_id, connection_id, shop_id, secret, app_key, connected_at, version)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (marketplace, account_id) DO NOTHING`,
 			ev.Marketplace, ev.AccountID, ev.ConnectionID, ev.ShopID, ev.Secret, ev.AppKey, ev.ConnectedAt.UnixMicro(), e.Position)
-	case *domain.MarketplaceSecretRotated:
-		_, err = tx.ExecContext(ctx, `UPDATE marketplace_connections SET secret = ?, app_key = ?, rotated_at = ?, version = ?
+		return err
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.MarketplaceSecretRotated, e *projections.DecodedEvent) error {
+		_, err := tx.ExecContext(ctx, `UPDATE marketplace_connections SET secret = ?, app_key = ?, rotated_at = ?, version = ?
 WHERE marketplace = ? AND account_id = ? AND shop_id = ? AND version < ?`,
 			ev.Secret, ev.AppKey, ev.RotatedAt.UnixMicro(), e.Position, ev.Marketplace, ev.AccountID, ev.ShopID, e.Position)
-	case *domain.MarketplaceOrderRecorded:
-		err = upsertOrder(ctx, tx, ev, e)
-	case *domain.MarketplaceNotificationReceived:
-		_, err = tx.ExecContext(ctx, `INSERT INTO marketplace_notifications
+		return err
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.MarketplaceOrderRecorded, e *projections.DecodedEvent) error {
+		return upsertOrder(ctx, tx, ev, &e.Event)
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.MarketplaceNotificationReceived, e *projections.DecodedEvent) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO marketplace_notifications
 	(event_id, shop_id, marketplace, account_id, kind, resource_id, occurred_at, position)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (event_id) DO NOTHING`,
 			e.ID.String(), ev.ShopID, ev.Marketplace, ev.AccountID, ev.Kind, ev.ResourceID, ev.OccurredAt.UnixMicro(), e.Position)
-	}
-	if err != nil {
-		return fmt.Errorf("marketplaces %s: %w", d.Event.EventType(), err)
-	}
-	return nil
-}
+		return err
+	}),
+)
 
 // upsertOrder folds an order update. Deliveries can arrive out of order:
 // the status (and kind) are those of the latest occurred_at, a total or

@@ -3,7 +3,6 @@ package messaging
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"time"
 
 	"github.com/cgp-platform/cgp/domain"
@@ -119,56 +118,63 @@ CREATE TABLE account_reviews (
 CREATE INDEX account_reviews_shop ON account_reviews (shop_id, position);
 `}}
 
-// handledTypes are the events the messaging read model folds.
-var handledTypes = []string{
-	"ShopErased", "CustomerErased", "WhatsAppAccountConnected", "WhatsAppAccountCredentialsRotated",
-	"MessagingProviderConnected", "MessagingProviderTokenRotated",
-	"WhatsAppMessageReceived", "MessageStatusReported", "WhatsAppTemplateStatusUpdated",
-	"WhatsAppPhoneQualityUpdated", "WhatsAppAccountAlertReceived", "WhatsAppAccountReviewUpdated",
-}
-
 // Projector returns the messaging projector.
 func Projector(codec *envelope.Codec) projections.Projector {
 	return projections.Projector{
 		Name:       Name,
 		Migrations: migrations,
-		Types:      handledTypes,
-		Handle:     projections.Decoding(codec, handledTypes, projections.Sealing(codec, SecretLabel, apply)),
+		Types:      cases.Types(),
+		Handle: cases.Handle(codec, func(apply projections.DecodedHandler) projections.DecodedHandler {
+			return projections.Sealing(codec, SecretLabel, projections.WrapErrors("messaging", apply))
+		}),
 	}
 }
 
-// apply folds one event. Every write is idempotent: rows carry the
+// cases fold each event type. Every write is idempotent: rows carry the
 // position of the event that last wrote them (version) and only a later
 // position changes them; history rows are keyed by position.
-func apply(ctx context.Context, tx *sql.Tx, e *eventlog.Event, d envelope.Decoded) error {
-	var err error
-	pos := e.Position
-	switch ev := d.Event.(type) {
-	case *domain.ShopErased:
+var cases = projections.NewTxCases(
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.ShopErased, _ *projections.DecodedEvent) error {
 		return readmodel.DeleteShopRows(ctx, tx, ev.ShopID,
 			readmodel.ShopRows("whatsapp_accounts"), readmodel.ShopRows("provider_connections"),
 			readmodel.ShopRows("inbound_messages"), readmodel.ShopRows("message_log"), readmodel.ShopRows("message_templates"),
 			readmodel.ShopRows("phone_numbers"), readmodel.ShopRows("account_alerts"), readmodel.ShopRows("account_reviews"))
-	case *domain.CustomerErased:
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.CustomerErased, _ *projections.DecodedEvent) error {
 		return eraseCustomer(ctx, tx, ev)
-	case *domain.WhatsAppAccountConnected:
-		err = upsertAccount(ctx, tx, ev.BusinessAccountID, ev.ShopID, ev.PhoneNumberID, ev.AppSecret, ev.VerifyTokenHash, ev.ConnectedAt, pos)
-	case *domain.WhatsAppAccountCredentialsRotated:
-		err = upsertAccount(ctx, tx, ev.BusinessAccountID, ev.ShopID, ev.PhoneNumberID, ev.AppSecret, ev.VerifyTokenHash, ev.RotatedAt, pos)
-	case *domain.MessagingProviderConnected:
-		err = upsertProvider(ctx, tx, ev.ShopID, ev.Provider, ev.TokenHash, ev.ConnectedAt, pos)
-	case *domain.MessagingProviderTokenRotated:
-		err = upsertProvider(ctx, tx, ev.ShopID, ev.Provider, ev.TokenHash, ev.RotatedAt, pos)
-	case *domain.WhatsAppMessageReceived:
-		_, err = tx.ExecContext(ctx, `INSERT INTO inbound_messages (shop_id, message_id, customer_id, business_account_id,
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.WhatsAppAccountConnected, e *projections.DecodedEvent) error {
+		pos := e.Position
+		return upsertAccount(ctx, tx, ev.BusinessAccountID, ev.ShopID, ev.PhoneNumberID, ev.AppSecret, ev.VerifyTokenHash, ev.ConnectedAt, pos)
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.WhatsAppAccountCredentialsRotated, e *projections.DecodedEvent) error {
+		pos := e.Position
+		return upsertAccount(ctx, tx, ev.BusinessAccountID, ev.ShopID, ev.PhoneNumberID, ev.AppSecret, ev.VerifyTokenHash, ev.RotatedAt, pos)
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.MessagingProviderConnected, e *projections.DecodedEvent) error {
+		pos := e.Position
+		return upsertProvider(ctx, tx, ev.ShopID, ev.Provider, ev.TokenHash, ev.ConnectedAt, pos)
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.MessagingProviderTokenRotated, e *projections.DecodedEvent) error {
+		pos := e.Position
+		return upsertProvider(ctx, tx, ev.ShopID, ev.Provider, ev.TokenHash, ev.RotatedAt, pos)
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.WhatsAppMessageReceived, e *projections.DecodedEvent) error {
+		pos := e.Position
+		_, err := tx.ExecContext(ctx, `INSERT INTO inbound_messages (shop_id, message_id, customer_id, business_account_id,
 			phone_number_id, from_phone, profile_name, type, text, sent_at, queue, redacted, version)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (shop_id, message_id) DO NOTHING`,
 			ev.ShopID, ev.MessageID, ev.CustomerID, ev.BusinessAccountID, ev.PhoneNumberID, readmodel.NullIfEmpty(ev.From),
-			ev.ProfileName, ev.Type, ev.Text, ev.SentAt.UnixMicro(), ev.Queue, len(d.Redacted) > 0, pos)
-	case *domain.MessageStatusReported:
-		err = applyStatus(ctx, tx, ev, pos)
-	case *domain.WhatsAppTemplateStatusUpdated:
-		_, err = tx.ExecContext(ctx, `INSERT INTO message_templates (shop_id, template_id, business_account_id, name, language,
+			ev.ProfileName, ev.Type, ev.Text, ev.SentAt.UnixMicro(), ev.Queue, len(e.Redacted) > 0, pos)
+		return err
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.MessageStatusReported, e *projections.DecodedEvent) error {
+		pos := e.Position
+		return applyStatus(ctx, tx, ev, pos)
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.WhatsAppTemplateStatusUpdated, e *projections.DecodedEvent) error {
+		pos := e.Position
+		_, err := tx.ExecContext(ctx, `INSERT INTO message_templates (shop_id, template_id, business_account_id, name, language,
 			state, last_event, reason, updated_at, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (shop_id, template_id) DO UPDATE SET
 				business_account_id = excluded.business_account_id,
@@ -178,8 +184,11 @@ func apply(ctx context.Context, tx *sql.Tx, e *eventlog.Event, d envelope.Decode
 				updated_at = excluded.updated_at, version = excluded.version
 			WHERE message_templates.version < excluded.version`,
 			ev.ShopID, ev.TemplateID, ev.BusinessAccountID, ev.Name, ev.Language, ev.State, ev.Event, ev.Reason, ev.At.UnixMicro(), pos)
-	case *domain.WhatsAppPhoneQualityUpdated:
-		_, err = tx.ExecContext(ctx, `INSERT INTO phone_numbers (shop_id, display_phone_number, business_account_id, rating,
+		return err
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.WhatsAppPhoneQualityUpdated, e *projections.DecodedEvent) error {
+		pos := e.Position
+		_, err := tx.ExecContext(ctx, `INSERT INTO phone_numbers (shop_id, display_phone_number, business_account_id, rating,
 			last_event, current_limit, updated_at, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (shop_id, display_phone_number) DO UPDATE SET
 				business_account_id = excluded.business_account_id,
@@ -189,20 +198,23 @@ func apply(ctx context.Context, tx *sql.Tx, e *eventlog.Event, d envelope.Decode
 				updated_at = excluded.updated_at, version = excluded.version
 			WHERE phone_numbers.version < excluded.version`,
 			ev.ShopID, ev.DisplayPhoneNumber, ev.BusinessAccountID, ev.Rating, ev.Event, ev.CurrentLimit, ev.At.UnixMicro(), pos)
-	case *domain.WhatsAppAccountAlertReceived:
-		_, err = tx.ExecContext(ctx, `INSERT INTO account_alerts (position, shop_id, business_account_id, entity_type, entity_id,
+		return err
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.WhatsAppAccountAlertReceived, e *projections.DecodedEvent) error {
+		pos := e.Position
+		_, err := tx.ExecContext(ctx, `INSERT INTO account_alerts (position, shop_id, business_account_id, entity_type, entity_id,
 			severity, status, alert_type, description, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (position) DO NOTHING`,
 			pos, ev.ShopID, ev.BusinessAccountID, ev.EntityType, ev.EntityID, ev.Severity, ev.Status, ev.AlertType, ev.Description, ev.At.UnixMicro())
-	case *domain.WhatsAppAccountReviewUpdated:
-		_, err = tx.ExecContext(ctx, `INSERT INTO account_reviews (position, shop_id, business_account_id, decision, at)
+		return err
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.WhatsAppAccountReviewUpdated, e *projections.DecodedEvent) error {
+		pos := e.Position
+		_, err := tx.ExecContext(ctx, `INSERT INTO account_reviews (position, shop_id, business_account_id, decision, at)
 			VALUES (?, ?, ?, ?, ?) ON CONFLICT (position) DO NOTHING`,
 			pos, ev.ShopID, ev.BusinessAccountID, ev.Decision, ev.At.UnixMicro())
-	}
-	if err != nil {
-		return fmt.Errorf("messaging %s: %w", e.Type, err)
-	}
-	return nil
-}
+		return err
+	}),
+)
 
 func upsertAccount(ctx context.Context, tx *sql.Tx, id, shop, phone, secret, verifyHash string, at time.Time, pos eventlog.Position) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO whatsapp_accounts (business_account_id, shop_id, phone_number_id, app_secret,

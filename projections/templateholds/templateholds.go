@@ -53,9 +53,6 @@ CREATE TABLE template_users (
 );
 `}}
 
-// Types are the events the projector folds.
-var Types = []string{"ShopErased", "CampaignCreated", "JourneyCreated", "WhatsAppTemplateStatusUpdated"}
-
 // Apply asks one campaign or journey (kind, id) of shop to react to a
 // template change (the ApplyTemplateToCampaign or ApplyTemplateToJourney
 // command). It must be idempotent: the reactor calls it again when an
@@ -69,38 +66,40 @@ type Apply func(ctx context.Context, kind, shop, id string, change domain.Templa
 // acceptable because it is idempotent, so a transaction that rolls back
 // and is retried appends nothing twice.
 func Projector(codec *envelope.Codec, apply Apply) projections.Projector {
+	cases := fold(apply)
 	return projections.Projector{
 		Name:       Name,
 		Migrations: migrations,
-		Types:      Types,
-		Handle: projections.Decoding(codec, Types, func(ctx context.Context, tx *sql.Tx, e *eventlog.Event, d envelope.Decoded) error {
-			return handle(ctx, tx, e, d, apply)
-		}),
+		Types:      cases.Types(),
+		Handle:     cases.Handle(codec, nil),
 	}
 }
 
-func handle(ctx context.Context, tx *sql.Tx, e *eventlog.Event, d envelope.Decoded, apply Apply) error {
-	pos := int64(e.Position)
-	switch ev := d.Event.(type) {
-	case *domain.ShopErased:
-		return readmodel.DeleteShopRows(ctx, tx, ev.ShopID, readmodel.ShopRows("template_users"))
-	case *domain.CampaignCreated:
-		if ev.Channel != domain.ChannelWhatsApp || ev.TemplateID == "" {
-			return nil
-		}
-		return use(ctx, tx, ev.ShopID, ev.TemplateID, KindCampaign, ev.CampaignID, pos)
-	case *domain.JourneyCreated:
-		for _, s := range ev.Steps {
-			if s.Type == domain.StepSendMessage && s.Channel == domain.ChannelWhatsApp && s.Template != "" {
-				if err := use(ctx, tx, ev.ShopID, s.Template, KindJourney, ev.JourneyID, pos); err != nil {
-					return err
+func fold(apply Apply) projections.TxCases {
+	return projections.NewTxCases(
+		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.ShopErased, _ *projections.DecodedEvent) error {
+			return readmodel.DeleteShopRows(ctx, tx, ev.ShopID, readmodel.ShopRows("template_users"))
+		}),
+		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.CampaignCreated, e *projections.DecodedEvent) error {
+			if ev.Channel != domain.ChannelWhatsApp || ev.TemplateID == "" {
+				return nil
+			}
+			return use(ctx, tx, ev.ShopID, ev.TemplateID, KindCampaign, ev.CampaignID, int64(e.Position))
+		}),
+		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.JourneyCreated, e *projections.DecodedEvent) error {
+			for _, s := range ev.Steps {
+				if s.Type == domain.StepSendMessage && s.Channel == domain.ChannelWhatsApp && s.Template != "" {
+					if err := use(ctx, tx, ev.ShopID, s.Template, KindJourney, ev.JourneyID, int64(e.Position)); err != nil {
+						return err
+					}
 				}
 			}
-		}
-	case *domain.WhatsAppTemplateStatusUpdated:
-		return react(ctx, tx, e, ev, apply)
-	}
-	return nil
+			return nil
+		}),
+		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.WhatsAppTemplateStatusUpdated, e *projections.DecodedEvent) error {
+			return react(ctx, tx, &e.Event, ev, apply)
+		}),
+	)
 }
 
 func use(ctx context.Context, tx *sql.Tx, shop, template, kind, id string, pos int64) error {

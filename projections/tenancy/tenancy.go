@@ -80,10 +80,6 @@ CREATE TABLE erased_shops (
 );
 `}}
 
-// handledTypes are the events the tenancy read model folds.
-var handledTypes = []string{"AccountCreated", "ShopCreated", "ShopPlanChanged", "ShopScopesUpdated", "AppUninstalled", "AppReinstalled", "ShopErased", "AppSubscriptionUpdated", "TokenIssued", "MasterTokenIssued",
-	"TokenRotated", "TokenRevoked", "PublicKeyIssued", "ImageKeyIssued"}
-
 // SecretLabel binds the sealed webhook secret of shops.webhook_secret
 // (envelope.Codec.SealSecret): Shop.WebhookSecret is sealed, and the
 // receiver opens it with the same label.
@@ -96,15 +92,14 @@ func Projector(codec *envelope.Codec, changed func()) projections.Projector {
 	p := projections.Projector{
 		Name:       Name,
 		Migrations: migrations,
-		Types:      handledTypes,
-		Handle: projections.Decoding(codec, handledTypes, projections.Sealing(codec, SecretLabel,
-			func(ctx context.Context, tx *sql.Tx, _ *eventlog.Event, d envelope.Decoded) error {
-				return apply(ctx, tx, d.Event)
-			})),
+		Types:      cases.Types(),
+		Handle: cases.Handle(codec, func(apply projections.DecodedHandler) projections.DecodedHandler {
+			return projections.Sealing(codec, SecretLabel, projections.WrapErrors("tenancy", apply))
+		}),
 	}
 	if changed != nil {
 		want := map[string]bool{}
-		for _, t := range handledTypes {
+		for _, t := range cases.Types() {
 			want[t] = true
 		}
 		p.Committed = func(e eventlog.Event) {
@@ -116,62 +111,83 @@ func Projector(codec *envelope.Codec, changed func()) projections.Projector {
 	return p
 }
 
-func apply(ctx context.Context, tx *sql.Tx, ev domain.Event) error {
-	var err error
-	switch ev := ev.(type) {
-	case *domain.AccountCreated:
-		_, err = tx.ExecContext(ctx, `INSERT INTO accounts (account_id, name, plan, created_at) VALUES (?, ?, ?, ?)
+// cases fold each event type.
+var cases = projections.NewTxCases(
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.AccountCreated, _ *projections.DecodedEvent) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO accounts (account_id, name, plan, created_at) VALUES (?, ?, ?, ?)
 			ON CONFLICT (account_id) DO NOTHING`, ev.AccountID, ev.Name, string(ev.Plan), ev.CreatedAt.UnixMicro())
-	case *domain.ShopCreated:
+		return err
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.ShopCreated, _ *projections.DecodedEvent) error {
 		cors, _ := json.Marshal(ev.CORSAllowList)
-		_, err = tx.ExecContext(ctx, `INSERT INTO shops (shop_id, account_id, domain, plan, webhook_secret, contact_email, cors_allow_list, created_at)
+		_, err := tx.ExecContext(ctx, `INSERT INTO shops (shop_id, account_id, domain, plan, webhook_secret, contact_email, cors_allow_list, created_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (shop_id) DO NOTHING`,
 			ev.ShopID, ev.AccountID, ev.Domain, string(ev.Plan), ev.WebhookSecret, ev.ContactEmail, string(cors), ev.CreatedAt.UnixMicro())
-	case *domain.ShopPlanChanged:
-		_, err = tx.ExecContext(ctx, `UPDATE shops SET plan = ? WHERE shop_id = ?`, string(ev.Plan), ev.ShopID)
-	case *domain.ShopScopesUpdated:
+		return err
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.ShopPlanChanged, _ *projections.DecodedEvent) error {
+		_, err := tx.ExecContext(ctx, `UPDATE shops SET plan = ? WHERE shop_id = ?`, string(ev.Plan), ev.ShopID)
+		return err
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.ShopScopesUpdated, _ *projections.DecodedEvent) error {
 		granted, _ := json.Marshal(ev.Granted)
-		_, err = tx.ExecContext(ctx, `UPDATE shops SET granted_scopes = ? WHERE shop_id = ?`, string(granted), ev.ShopID)
-	case *domain.AppUninstalled:
-		_, err = tx.ExecContext(ctx, `UPDATE shops SET uninstalled_at = ?, retention_due_at = ? WHERE shop_id = ?`,
+		_, err := tx.ExecContext(ctx, `UPDATE shops SET granted_scopes = ? WHERE shop_id = ?`, string(granted), ev.ShopID)
+		return err
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.AppUninstalled, _ *projections.DecodedEvent) error {
+		_, err := tx.ExecContext(ctx, `UPDATE shops SET uninstalled_at = ?, retention_due_at = ? WHERE shop_id = ?`,
 			ev.UninstalledAt.UnixMicro(), ev.RetentionDueAt.UnixMicro(), ev.ShopID)
-	case *domain.AppReinstalled:
-		_, err = tx.ExecContext(ctx, `UPDATE shops SET uninstalled_at = 0, retention_due_at = 0 WHERE shop_id = ?`, ev.ShopID)
-	case *domain.ShopErased:
-		err = eraseShop(ctx, tx, ev)
-	case *domain.AppSubscriptionUpdated:
-		_, err = tx.ExecContext(ctx, `UPDATE shops SET app_subscription_id = ?, app_subscription_name = ?, app_subscription_status = ?
+		return err
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.AppReinstalled, _ *projections.DecodedEvent) error {
+		_, err := tx.ExecContext(ctx, `UPDATE shops SET uninstalled_at = 0, retention_due_at = 0 WHERE shop_id = ?`, ev.ShopID)
+		return err
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.ShopErased, _ *projections.DecodedEvent) error {
+		return eraseShop(ctx, tx, ev)
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.AppSubscriptionUpdated, _ *projections.DecodedEvent) error {
+		_, err := tx.ExecContext(ctx, `UPDATE shops SET app_subscription_id = ?, app_subscription_name = ?, app_subscription_status = ?
 			WHERE shop_id = ?`, ev.SubscriptionID, ev.Name, ev.Status, ev.ShopID)
-	case *domain.TokenIssued:
+		return err
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.TokenIssued, _ *projections.DecodedEvent) error {
 		scopes, _ := json.Marshal(ev.Scopes)
-		_, err = tx.ExecContext(ctx, `INSERT INTO tokens (token_id, shop_id, hash, name, scopes, environment, created_at)
+		_, err := tx.ExecContext(ctx, `INSERT INTO tokens (token_id, shop_id, hash, name, scopes, environment, created_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (token_id) DO NOTHING`,
 			ev.TokenID, ev.ShopID, ev.Hash, ev.Name, string(scopes), ev.Environment, ev.CreatedAt.UnixMicro())
-	case *domain.MasterTokenIssued:
-		_, err = tx.ExecContext(ctx, `INSERT INTO tokens (token_id, shop_id, account_id, master, hash, name, scopes, environment, created_at)
+		return err
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.MasterTokenIssued, _ *projections.DecodedEvent) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO tokens (token_id, shop_id, account_id, master, hash, name, scopes, environment, created_at)
 			VALUES (?, '', ?, 1, ?, ?, '[]', ?, ?) ON CONFLICT (token_id) DO NOTHING`,
 			ev.TokenID, ev.AccountID, ev.Hash, ev.Name, ev.Environment, ev.CreatedAt.UnixMicro())
-	case *domain.TokenRotated:
-		_, err = tx.ExecContext(ctx, `UPDATE tokens SET hash = ? WHERE token_id = ?`, ev.Hash, ev.TokenID)
-	case *domain.TokenRevoked:
-		_, err = tx.ExecContext(ctx, `UPDATE tokens SET revoked_at = ? WHERE token_id = ? AND revoked_at = 0`, ev.RevokedAt.UnixMicro(), ev.TokenID)
-	case *domain.PublicKeyIssued:
-		_, err = tx.ExecContext(ctx, `INSERT INTO public_keys (key_id, shop_id, hash, environment, created_at) VALUES (?, ?, ?, ?, ?)
+		return err
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.TokenRotated, _ *projections.DecodedEvent) error {
+		_, err := tx.ExecContext(ctx, `UPDATE tokens SET hash = ? WHERE token_id = ?`, ev.Hash, ev.TokenID)
+		return err
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.TokenRevoked, _ *projections.DecodedEvent) error {
+		_, err := tx.ExecContext(ctx, `UPDATE tokens SET revoked_at = ? WHERE token_id = ? AND revoked_at = 0`, ev.RevokedAt.UnixMicro(), ev.TokenID)
+		return err
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.PublicKeyIssued, _ *projections.DecodedEvent) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO public_keys (key_id, shop_id, hash, environment, created_at) VALUES (?, ?, ?, ?, ?)
 			ON CONFLICT (key_id) DO NOTHING`, ev.KeyID, ev.ShopID, ev.Hash, ev.Environment, ev.CreatedAt.UnixMicro())
-	case *domain.ImageKeyIssued:
+		return err
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.ImageKeyIssued, _ *projections.DecodedEvent) error {
 		var scopes any // NULL when no scopes are recorded
 		if ev.Scopes.Recorded {
 			b, _ := json.Marshal(ev.Scopes)
 			scopes = string(b)
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO image_keys (key_id, shop_id, hash, scopes, imported, created_at) VALUES (?, ?, ?, ?, ?, ?)
+		_, err := tx.ExecContext(ctx, `INSERT INTO image_keys (key_id, shop_id, hash, scopes, imported, created_at) VALUES (?, ?, ?, ?, ?, ?)
 			ON CONFLICT (key_id) DO NOTHING`, ev.KeyID, ev.ShopID, ev.Hash, scopes, ev.Imported, ev.CreatedAt.UnixMicro())
-	}
-	if err != nil {
-		return fmt.Errorf("tenancy %s: %w", ev.EventType(), err)
-	}
-	return nil
-}
+		return err
+	}),
+)
 
 // Shop is a shop as authentication and the receivers need it.
 type Shop struct {
