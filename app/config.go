@@ -73,6 +73,12 @@ type Config struct {
 	// ProjectionBatch is the most events a projector applies in one
 	// read-model transaction.
 	ProjectionBatch int
+	// InitialBuildEvents: a server started without any read-model version
+	// on a log of at least this many events builds its read models the
+	// way `cgp replay` does (every core, deferred indexes) before its
+	// projections follow the log; meanwhile it answers 503 (NeedsInitialBuild).
+	// Zero: never (the projections fold the whole log live).
+	InitialBuildEvents int64
 	// ReadModelNoSync never fsyncs the read-model store (rmsqlite.Config.NoSync).
 	ReadModelNoSync bool
 	// DebugAddr, when set, serves net/http/pprof on its own listener
@@ -132,6 +138,13 @@ type TestHooks struct {
 	// WebhookClock is the commerce receiver's clock for the triggered-at
 	// window of destructive topics (time.Now when nil).
 	WebhookClock func() time.Time
+	// Listening, when set, is given the server's address as soon as it
+	// listens (before a first start's build).
+	Listening func(addr string)
+	// InitialBuildStarted, when set, is called when a first start begins
+	// building the read models (BuildReadModels), while the server
+	// answers 503.
+	InitialBuildStarted func()
 	// OnEventLog, when set, is given the event log once it is open.
 	OnEventLog func(eventlog.Log)
 }
@@ -185,6 +198,9 @@ func (c *Config) Validate() error {
 	}
 	if c.ProjectionBatch < 0 || c.ProjectionBatch > 10_000 {
 		errs = append(errs, errors.New("projection-batch must be 1 to 10000"))
+	}
+	if c.InitialBuildEvents < 0 {
+		errs = append(errs, errors.New("initial-build-events must not be negative"))
 	}
 	if c.RateAgency < 0 || c.RateEnterprise < 0 {
 		errs = append(errs, errors.New("rate limits must not be negative"))

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"slices"
 	"strings"
 
@@ -22,8 +24,13 @@ var storeTables = []string{"_projector_checkpoints", "_projector_migrations", "_
 // indexes and triggers, and those projectors' checkpoints, migrations and
 // parked events, all from one snapshot of source, in one transaction.
 // Anything else in the live version (the warehouse outbox, which the server
-// installs again on the new version) is not copied.
+// installs again on the new version) is not copied. Without a live version
+// (a server's first start builds its read models) there is nothing to copy:
+// the server creates the other tables when it migrates the new version.
 func copyOthers(ctx context.Context, cfg Config, source, target string, rebuilt []string) error {
+	if _, err := os.Stat(source); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
 	// The rebuilt projectors' tables come from their lanes.
 	conn, done, err := openVersion(ctx, target)
 	if err != nil {

@@ -40,6 +40,7 @@ func bindServe(c *Config, fs *pflag.FlagSet) {
 	fs.IntVar(&c.RateAgency, "rate-limit-agency", 600, "requests per minute per token on the agency plan (env CGP_RATE_LIMIT_AGENCY)")
 	fs.IntVar(&c.RateEnterprise, "rate-limit-enterprise", 3000, "requests per minute per token on the enterprise plan (env CGP_RATE_LIMIT_ENTERPRISE)")
 	fs.IntVar(&c.ProjectionBatch, "projection-batch", projections.DefaultBatch, "most events a projector applies in one read-model transaction (env CGP_PROJECTION_BATCH)")
+	fs.Int64Var(&c.InitialBuildEvents, "initial-build-events", app.DefaultInitialBuildEvents, "a server started without read models on a log of at least this many events builds them as cgp replay does (every core, indexes at the end) before serving, answering 503 meanwhile; 0: never (env CGP_INITIAL_BUILD_EVENTS)")
 	fs.BoolVar(&c.ReadModelNoSync, "read-model-nosync", false, "never fsync the read-model store: rebuilds write far less, but an OS crash or power loss may corrupt readmodels.db, to be deleted and rebuilt from the log (env CGP_READ_MODEL_NOSYNC)")
 	fs.StringVar(&c.DebugAddr, "debug-addr", "", "serve Go profiling (net/http/pprof) on this address, e.g. 127.0.0.1:6060; off when empty (env CGP_DEBUG_ADDR)")
 	fs.StringVar(&c.DIDailyAt, "di-daily-at", "02:00", "UTC time of day HH:MM of the daily decision-intelligence run of every installed shop, or off (env CGP_DI_DAILY_AT)")
