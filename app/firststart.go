@@ -67,30 +67,12 @@ func BuildReadModels(ctx context.Context, cfg Config, core *Core, progress repla
 // LogProgress reports a build's progress as log lines (events done and
 // known, every interval, and once at the end).
 func LogProgress(logger zerolog.Logger, every time.Duration) replay.Progress {
-	return &logProgress{logger: logger, every: every, start: time.Now()}
-}
-
-type logProgress struct {
-	logger      zerolog.Logger
-	every       time.Duration
-	start, last time.Time
-	done, total uint64
-}
-
-func (p *logProgress) Update(done, total uint64) {
-	p.done, p.total = done, total
-	if now := time.Now(); now.Sub(p.last) >= p.every {
-		p.last = now
-		p.log("building read models")
-	}
-}
-
-func (p *logProgress) Done() { p.log("read models built") }
-
-func (p *logProgress) log(msg string) {
-	rate := 0.0
-	if s := time.Since(p.start).Seconds(); s > 0 {
-		rate = float64(p.done) / s
-	}
-	p.logger.Info().Uint64("events_done", p.done).Uint64("events_total", p.total).Float64("events_per_second", rate).Msg(msg)
+	return replay.NewReports(every, func(s replay.Status) {
+		msg := "building read models"
+		if s.Final {
+			msg = "read models built"
+		}
+		logger.Info().Uint64("events_done", s.Done).Uint64("events_total", s.Total).Float64("events_per_second", s.Rate).
+			Str("time_left", s.Left).Msg(msg)
+	})
 }

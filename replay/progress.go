@@ -49,11 +49,30 @@ func (b *bar) Done() { _ = b.b.Finish() }
 // NewLines returns progress for logs and pipes: one plain line every
 // interval (and a last one), with events/s and the time left.
 func NewLines(w io.Writer, every time.Duration) Progress {
-	return &lines{w: w, every: every, start: time.Now()}
+	return NewReports(every, func(s Status) {
+		fmt.Fprintf(w, "replay: %d/%d events (%.1f%%), %.0f events/s, %s left\n", s.Done, s.Total, s.Percent, s.Rate, s.Left)
+	})
+}
+
+// Status is how far a replay is at one moment.
+type Status struct {
+	Done, Total uint64
+	// Rate is the events per second since the start; Percent is Done of
+	// Total; Left is the time left at Rate ("unknown" before any event).
+	Rate, Percent float64
+	Left          string
+	// Final is set on the last report (Done was called).
+	Final bool
+}
+
+// NewReports returns progress handed to report every interval (and once
+// at the end).
+func NewReports(every time.Duration, report func(Status)) Progress {
+	return &lines{report: report, every: every, start: time.Now()}
 }
 
 type lines struct {
-	w           io.Writer
+	report      func(Status)
 	every       time.Duration
 	start, last time.Time
 	done, total uint64
@@ -63,25 +82,22 @@ func (l *lines) Update(done, total uint64) {
 	l.done, l.total = done, total
 	if now := time.Now(); now.Sub(l.last) >= l.every {
 		l.last = now
-		l.print()
+		l.print(false)
 	}
 }
 
-func (l *lines) Done() { l.print() }
+func (l *lines) Done() { l.print(true) }
 
-func (l *lines) print() {
-	elapsed := time.Since(l.start).Seconds()
-	rate := 0.0
-	if elapsed > 0 {
-		rate = float64(l.done) / elapsed
+func (l *lines) print(final bool) {
+	s := Status{Done: l.done, Total: l.total, Percent: 100, Left: "unknown", Final: final}
+	if elapsed := time.Since(l.start).Seconds(); elapsed > 0 {
+		s.Rate = float64(l.done) / elapsed
 	}
-	pct := 100.0
 	if l.total > 0 {
-		pct = 100 * float64(l.done) / float64(l.total)
+		s.Percent = 100 * float64(l.done) / float64(l.total)
 	}
-	left := "unknown"
-	if rate > 0 {
-		left = (time.Duration(float64(l.total-min(l.done, l.total))/rate) * time.Second).Round(time.Second).String()
+	if s.Rate > 0 {
+		s.Left = (time.Duration(float64(l.total-min(l.done, l.total))/s.Rate) * time.Second).Round(time.Second).String()
 	}
-	fmt.Fprintf(l.w, "replay: %d/%d events (%.1f%%), %.0f events/s, %s left\n", l.done, l.total, pct, rate, left)
+	l.report(s)
 }
