@@ -62,17 +62,27 @@ func runLanes(ctx context.Context, cfg Config, st *state, target string, rebuilt
 		err           error
 	}
 	results := make([]result, len(projs))
+	// The lanes read the log once, together; when one fails the others
+	// stop, since the reading waits for each of them.
+	fan := newFanout(cfg.Log, len(projs))
+	lanesCtx, stopLanes := context.WithCancel(ctx)
+	defer stopLanes()
 	var wg sync.WaitGroup
 	for i, p := range projs {
 		lane := cfg
+		lane.Log = fan
 		lane.Projectors = []projections.Projector{p}
 		lane.Progress = agg.lane(i)
 		wg.Go(func() {
-			f, r, err := follow(ctx, lane, stores[i])
+			f, r, err := follow(lanesCtx, lane, stores[i])
 			results[i] = result{f, r, err}
+			if err != nil {
+				stopLanes()
+			}
 		})
 	}
 	wg.Wait()
+	_ = fan.Close()
 	var errs []error
 	first := true
 	for i, r := range results {
