@@ -108,7 +108,8 @@ type Server struct {
 const StartTimeout = 30 * time.Second
 
 // Start runs `bin serve` on a free loopback port on the data directory dir,
-// with the extra arguments, and waits until it logs the address it serves.
+// with the extra arguments, and waits until it logs the address it listens
+// on (a first start building its read models answers 503 there meanwhile).
 func Start(bin, dir string, extra ...string) (*Server, error) {
 	return StartWatching(bin, dir, nil, extra...)
 }
@@ -156,7 +157,9 @@ func (s *Server) readLog(r io.Reader, addrc chan<- string) {
 		if json.Unmarshal(sc.Bytes(), &m) != nil {
 			continue
 		}
-		if m.Message == "serving" {
+		// The first address logged: a first start that builds its read
+		// models listens (answering 503) long before it logs "serving".
+		if m.Message == "serving" || m.Message == "http server listening" {
 			select {
 			case addrc <- m.Addr:
 			default:
