@@ -32,13 +32,11 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"strings"
 
 	attr "github.com/cgp-platform/cgp/attribution"
 	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/envelope"
-	"github.com/cgp-platform/cgp/eventlog"
 	"github.com/cgp-platform/cgp/projections"
 	"github.com/cgp-platform/cgp/readmodel"
 )
@@ -128,9 +126,6 @@ DROP TABLE attribution_credits;
 ALTER TABLE attribution_credits_v3 RENAME TO attribution_credits;
 `
 
-var handledTypes = []string{"ShopErased", "CustomerErased", "CheckoutRecorded", "StorefrontEventRecorded", "OrderRecorded", "RefundRecorded",
-	"AttributionSettingsChanged", "CustomerRedactRequested"}
-
 // Projector returns the attribution projector with the default settings
 // (attribution.Config's defaults).
 func Projector(codec *envelope.Codec) projections.Projector {
@@ -140,11 +135,14 @@ func Projector(codec *envelope.Codec) projections.Projector {
 // ProjectorWith returns the attribution projector with cfg.
 func ProjectorWith(codec *envelope.Codec, cfg attr.Config) projections.Projector {
 	p := &projector{cfg: cfg.WithDefaults()}
+	cases := p.cases()
 	return projections.Projector{
 		Name:       Name,
 		Migrations: migrations,
-		Types:      handledTypes,
-		Handle:     projections.Decoding(codec, handledTypes, p.apply),
+		Types:      cases.Types(),
+		Handle: cases.Handle(codec, func(apply projections.DecodedHandler) projections.DecodedHandler {
+			return projections.WrapErrors("attribution", apply)
+		}),
 		// The records page's index; the fold finds orders by key.
 		QueryIndexes: []string{"attribution_orders_shop_ordered"},
 	}
@@ -152,50 +150,56 @@ func ProjectorWith(codec *envelope.Codec, cfg attr.Config) projections.Projector
 
 type projector struct{ cfg attr.Config }
 
-func (p *projector) apply(ctx context.Context, tx *sql.Tx, e *eventlog.Event, d envelope.Decoded) error {
-	pos := int64(e.Position)
-	var err error
-	switch ev := d.Event.(type) {
-	case *domain.ShopErased:
-		return readmodel.DeleteShopRows(ctx, tx, ev.ShopID,
-			readmodel.ShopRows("identity_keys"), readmodel.ShopRows("identity_links"),
-			readmodel.ShopRows("attribution_settings"), readmodel.ShopRows("touchpoints"),
-			readmodel.ShopRows("attribution_orders"), readmodel.ShopRows("attribution_refunds"),
-			readmodel.ShopRows("attribution_credits"))
-	case *domain.CheckoutRecorded:
-		if tp, ok := attr.FromCheckout(ev); ok {
-			err = upsertTouchpoint(ctx, tx, &tp, pos)
-		}
-		if err == nil {
-			err = linkCheckout(ctx, tx, ev, pos)
-		}
-	case *domain.StorefrontEventRecorded:
-		tp := attr.FromStorefrontEvent(e.ID.String(), ev)
-		if tp.UTM != (attr.UTM{}) || tp.ClickIDs != (attr.ClickIDs{}) || tp.ReferrerHost != "" {
-			err = upsertTouchpoint(ctx, tx, &tp, pos)
-		}
-		if err == nil {
-			err = linkVisitor(ctx, tx, ev, pos)
-		}
-	case *domain.AttributionSettingsChanged:
-		err = saveSettings(ctx, tx, ev, pos)
-	case *domain.CustomerRedactRequested:
-		err = unlinkCustomer(ctx, tx, ev.ShopID, ev.CustomerID)
-	case *domain.CustomerErased:
-		err = unlinkCustomer(ctx, tx, ev.ShopID, ev.CustomerID)
-	case *domain.OrderRecorded:
-		err = p.applyOrder(ctx, tx, ev, pos)
-	case *domain.RefundRecorded:
-		_, err = tx.ExecContext(ctx, `INSERT INTO attribution_refunds (refund_id, shop_id, order_id, amount) VALUES (?, ?, ?, ?)
-			ON CONFLICT (refund_id) DO NOTHING`, ev.RefundID, ev.ShopID, ev.OrderID, int64(ev.Amount))
-		if err == nil {
-			err = p.recompute(ctx, tx, ev.OrderID)
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("attribution %s: %w", e.Type, err)
-	}
-	return nil
+// cases are the projector's dispatch: the event types it folds are read
+// from them (Projector.Types).
+func (p *projector) cases() projections.TxCases {
+	return projections.NewTxCases(
+		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.ShopErased, _ *projections.DecodedEvent) error {
+			return readmodel.DeleteShopRows(ctx, tx, ev.ShopID,
+				readmodel.ShopRows("identity_keys"), readmodel.ShopRows("identity_links"),
+				readmodel.ShopRows("attribution_settings"), readmodel.ShopRows("touchpoints"),
+				readmodel.ShopRows("attribution_orders"), readmodel.ShopRows("attribution_refunds"),
+				readmodel.ShopRows("attribution_credits"))
+		}),
+		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.CustomerErased, _ *projections.DecodedEvent) error {
+			return unlinkCustomer(ctx, tx, ev.ShopID, ev.CustomerID)
+		}),
+		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.CheckoutRecorded, e *projections.DecodedEvent) error {
+			pos := int64(e.Position)
+			if tp, ok := attr.FromCheckout(ev); ok {
+				if err := upsertTouchpoint(ctx, tx, &tp, pos); err != nil {
+					return err
+				}
+			}
+			return linkCheckout(ctx, tx, ev, pos)
+		}),
+		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.StorefrontEventRecorded, e *projections.DecodedEvent) error {
+			pos := int64(e.Position)
+			tp := attr.FromStorefrontEvent(e.ID.String(), ev)
+			if tp.UTM != (attr.UTM{}) || tp.ClickIDs != (attr.ClickIDs{}) || tp.ReferrerHost != "" {
+				if err := upsertTouchpoint(ctx, tx, &tp, pos); err != nil {
+					return err
+				}
+			}
+			return linkVisitor(ctx, tx, ev, pos)
+		}),
+		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.OrderRecorded, e *projections.DecodedEvent) error {
+			return p.applyOrder(ctx, tx, ev, int64(e.Position))
+		}),
+		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.RefundRecorded, _ *projections.DecodedEvent) error {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO attribution_refunds (refund_id, shop_id, order_id, amount) VALUES (?, ?, ?, ?)
+				ON CONFLICT (refund_id) DO NOTHING`, ev.RefundID, ev.ShopID, ev.OrderID, int64(ev.Amount)); err != nil {
+				return err
+			}
+			return p.recompute(ctx, tx, ev.OrderID)
+		}),
+		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.AttributionSettingsChanged, e *projections.DecodedEvent) error {
+			return saveSettings(ctx, tx, ev, int64(e.Position))
+		}),
+		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.CustomerRedactRequested, _ *projections.DecodedEvent) error {
+			return unlinkCustomer(ctx, tx, ev.ShopID, ev.CustomerID)
+		}),
+	)
 }
 
 // clickIDKind names the first click id a landing carries.

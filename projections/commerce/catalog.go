@@ -9,8 +9,7 @@ import (
 	"strings"
 
 	"github.com/cgp-platform/cgp/domain"
-	"github.com/cgp-platform/cgp/envelope"
-	"github.com/cgp-platform/cgp/eventlog"
+	"github.com/cgp-platform/cgp/projections"
 	"github.com/cgp-platform/cgp/readmodel"
 )
 
@@ -25,26 +24,23 @@ CREATE INDEX inventory_levels_shop_location ON inventory_levels (shop_id, locati
 CREATE INDEX product_variants_shop_product ON product_variants (shop_id, product_id);
 `
 
-// catalogTypes are the admin API's catalog events this projector folds.
-var catalogTypes = []string{"ProductCreated", "ProductUpdated", "InventoryAdjusted"}
-
-// applyCatalog folds the admin API's catalog events; other events are
-// ignored.
-func applyCatalog(ctx context.Context, tx *sql.Tx, e *eventlog.Event, d envelope.Decoded) error {
-	pos := int64(e.Position)
-	switch ev := d.Event.(type) {
-	case *domain.ProductCreated:
-		return applyProductCreated(ctx, tx, ev, pos)
-	case *domain.ProductUpdated:
-		return applyProductUpdated(ctx, tx, ev, pos)
-	case *domain.InventoryAdjusted:
+// catalogCases fold the admin API's catalog events.
+var catalogCases = []projections.TxCase{
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.ProductCreated, e *projections.DecodedEvent) error {
+		return applyProductCreated(ctx, tx, ev, int64(e.Position))
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.ProductUpdated, e *projections.DecodedEvent) error {
+		return applyProductUpdated(ctx, tx, ev, int64(e.Position))
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.InventoryAdjusted, e *projections.DecodedEvent) error {
 		for _, it := range ev.Items {
-			if err := upsertInventoryLevel(ctx, tx, it.LevelID, ev.ShopID, it.InventoryItemID, it.LocationID, &it.Available, ev.AdjustedAt.UnixMicro(), pos); err != nil {
+			if err := upsertInventoryLevel(ctx, tx, it.LevelID, ev.ShopID, it.InventoryItemID, it.LocationID, &it.Available,
+				ev.AdjustedAt.UnixMicro(), int64(e.Position)); err != nil {
 				return err
 			}
 		}
-	}
-	return nil
+		return nil
+	}),
 }
 
 func applyProductCreated(ctx context.Context, tx *sql.Tx, ev *domain.ProductCreated, pos int64) error {

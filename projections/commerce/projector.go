@@ -7,7 +7,6 @@ package commerce
 import (
 	"context"
 	"database/sql"
-	"fmt"
 
 	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/envelope"
@@ -198,68 +197,63 @@ CREATE INDEX privacy_requests_shop ON privacy_requests (shop_id, received_at);
 DROP INDEX IF EXISTS orders_customer;
 `}}
 
-var handledTypes = append([]string{"ShopErased", "CustomerErased", "OrderRecorded", "RefundRecorded", "ProductRecorded", "ProductDeleted", "InventoryLevelUpdated",
-	"CartRecorded", "CheckoutRecorded", "SubscriptionContractRecorded", "BillingAttemptRecorded", "ThemeRecorded",
-	"CustomerDataRequested", "CustomerRedactRequested", "ShopRedactRequested"}, catalogTypes...)
-
-// Projector returns the commerce projector.
-func Projector(codec *envelope.Codec) projections.Projector {
-	return projections.Projector{
-		Name:       Name,
-		Migrations: migrations,
-		Types:      handledTypes,
-		Handle:     projections.Decoding(codec, handledTypes, apply),
-		// The order lists' indexes; the fold finds orders by key.
-		QueryIndexes: []string{"orders_shop_created", "orders_shop_updated", "orders_shop_total", "orders_shop_customer_created",
-			"orders_shop_financial_created", "orders_shop_fulfillment_created"},
-	}
-}
-
-func apply(ctx context.Context, tx *sql.Tx, e *eventlog.Event, d envelope.Decoded) error {
-	pos := int64(e.Position)
-	redacted := len(d.Redacted) > 0
-	var err error
-	switch ev := d.Event.(type) {
-	case *domain.ShopErased:
+// cases are the commerce projector's dispatch: the event types it folds
+// are read from them (Projector.Types).
+var cases = projections.NewTxCases(append([]projections.TxCase{
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.ShopErased, _ *projections.DecodedEvent) error {
 		return readmodel.DeleteShopRows(ctx, tx, ev.ShopID,
 			readmodel.ShopRows("orders"), readmodel.ShopRows("refunds"), readmodel.ShopRows("products"),
 			readmodel.ShopRows("product_variants"), readmodel.ShopRows("inventory_levels"), readmodel.ShopRows("carts"),
 			readmodel.ShopRows("checkouts"), readmodel.ShopRows("subscription_contracts"),
 			readmodel.ShopRows("billing_attempts"), readmodel.ShopRows("themes"), readmodel.ShopRows("privacy_requests"))
-	case *domain.CustomerErased:
-		err = eraseCustomer(ctx, tx, ev)
-	case *domain.OrderRecorded:
-		err = applyOrder(ctx, tx, ev, redacted, pos)
-	case *domain.RefundRecorded:
-		err = applyRefund(ctx, tx, ev, pos)
-	case *domain.ProductRecorded:
-		err = applyProduct(ctx, tx, ev, pos)
-	case *domain.ProductDeleted:
-		_, err = tx.ExecContext(ctx, `UPDATE products SET deleted_at = ?, version = ? WHERE product_id = ? AND version < ?`,
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.CustomerErased, _ *projections.DecodedEvent) error {
+		return eraseCustomer(ctx, tx, ev)
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.OrderRecorded, e *projections.DecodedEvent) error {
+		return applyOrder(ctx, tx, ev, len(e.Redacted) > 0, int64(e.Position))
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.RefundRecorded, e *projections.DecodedEvent) error {
+		return applyRefund(ctx, tx, ev, int64(e.Position))
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.ProductRecorded, e *projections.DecodedEvent) error {
+		return applyProduct(ctx, tx, ev, int64(e.Position))
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.ProductDeleted, e *projections.DecodedEvent) error {
+		pos := int64(e.Position)
+		_, err := tx.ExecContext(ctx, `UPDATE products SET deleted_at = ?, version = ? WHERE product_id = ? AND version < ?`,
 			readmodel.Micros(ev.DeletedAt), pos, ev.ProductID, pos)
 		if err == nil {
 			_, err = tx.ExecContext(ctx, `DELETE FROM product_variants WHERE product_id = ?`, ev.ProductID)
 		}
-	case *domain.InventoryLevelUpdated:
+		return err
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.InventoryLevelUpdated, e *projections.DecodedEvent) error {
 		if ev.Stale {
 			return nil
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO inventory_levels (level_id, shop_id, inventory_item_id, location_id, available, updated_at, version)
+		_, err := tx.ExecContext(ctx, `INSERT INTO inventory_levels (level_id, shop_id, inventory_item_id, location_id, available, updated_at, version)
 			VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (level_id) DO UPDATE SET available = excluded.available,
 			updated_at = excluded.updated_at, version = excluded.version WHERE inventory_levels.version < excluded.version`,
-			ev.LevelID, ev.ShopID, ev.InventoryItemID, ev.LocationID, ev.Available, readmodel.Micros(ev.UpdatedAt), pos)
-	case *domain.CartRecorded:
+			ev.LevelID, ev.ShopID, ev.InventoryItemID, ev.LocationID, ev.Available, readmodel.Micros(ev.UpdatedAt), int64(e.Position))
+		return err
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.CartRecorded, e *projections.DecodedEvent) error {
 		if ev.Stale {
 			return nil
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO carts (cart_id, shop_id, lines, line_count, total, created_at, updated_at, version)
+		_, err := tx.ExecContext(ctx, `INSERT INTO carts (cart_id, shop_id, lines, line_count, total, created_at, updated_at, version)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (cart_id) DO UPDATE SET lines = excluded.lines, line_count = excluded.line_count,
 			total = excluded.total, updated_at = excluded.updated_at, version = excluded.version WHERE carts.version < excluded.version`,
-			ev.CartID, ev.ShopID, readmodel.JSONText(ev.Lines, "[]"), len(ev.Lines), int64(ev.Total), readmodel.Micros(ev.CreatedAt), readmodel.Micros(ev.UpdatedAt), pos)
-	case *domain.CheckoutRecorded:
-		err = applyCheckout(ctx, tx, ev, redacted, pos)
-	case *domain.SubscriptionContractRecorded:
-		_, err = tx.ExecContext(ctx, `INSERT INTO subscription_contracts (subscription_id, shop_id, external_id, customer_id, status,
+			ev.CartID, ev.ShopID, readmodel.JSONText(ev.Lines, "[]"), len(ev.Lines), int64(ev.Total), readmodel.Micros(ev.CreatedAt),
+			readmodel.Micros(ev.UpdatedAt), int64(e.Position))
+		return err
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.CheckoutRecorded, e *projections.DecodedEvent) error {
+		return applyCheckout(ctx, tx, ev, len(e.Redacted) > 0, int64(e.Position))
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.SubscriptionContractRecorded, e *projections.DecodedEvent) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO subscription_contracts (subscription_id, shop_id, external_id, customer_id, status,
 			interval, interval_count, currency, origin_order_id, churned_at, created_at, updated_at, version)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (subscription_id) DO UPDATE SET customer_id = excluded.customer_id,
 			status = excluded.status, interval = excluded.interval, interval_count = excluded.interval_count, currency = excluded.currency,
@@ -268,33 +262,49 @@ func apply(ctx context.Context, tx *sql.Tx, e *eventlog.Event, d envelope.Decode
 				THEN subscription_contracts.churned_at ELSE 0 END,
 			updated_at = excluded.updated_at, version = excluded.version WHERE subscription_contracts.version < excluded.version`,
 			ev.SubscriptionID, ev.ShopID, ev.ExternalID, ev.CustomerID, ev.Status, ev.Interval, ev.IntervalCount, ev.Currency,
-			ev.OriginOrderID, readmodel.Micros(ev.ChurnedAt), readmodel.Micros(ev.RecordedAt), readmodel.Micros(ev.RecordedAt), pos)
-	case *domain.BillingAttemptRecorded:
-		err = applyBillingAttempt(ctx, tx, ev, pos)
-	case *domain.ThemeRecorded:
+			ev.OriginOrderID, readmodel.Micros(ev.ChurnedAt), readmodel.Micros(ev.RecordedAt), readmodel.Micros(ev.RecordedAt), int64(e.Position))
+		return err
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.BillingAttemptRecorded, e *projections.DecodedEvent) error {
+		return applyBillingAttempt(ctx, tx, ev, int64(e.Position))
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.ThemeRecorded, e *projections.DecodedEvent) error {
 		published := int64(0)
 		if ev.Topic == "themes/publish" {
 			published = readmodel.Micros(ev.UpdatedAt)
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO themes (theme_id, shop_id, external_id, name, role, last_topic, published_at, updated_at, changes, version)
+		_, err := tx.ExecContext(ctx, `INSERT INTO themes (theme_id, shop_id, external_id, name, role, last_topic, published_at, updated_at, changes, version)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?) ON CONFLICT (theme_id) DO UPDATE SET name = excluded.name, role = excluded.role,
 			last_topic = excluded.last_topic, published_at = MAX(themes.published_at, excluded.published_at),
 			updated_at = MAX(themes.updated_at, excluded.updated_at), changes = themes.changes + 1, version = excluded.version
 			WHERE themes.version < excluded.version`,
-			ev.ThemeID, ev.ShopID, ev.ExternalID, ev.Name, ev.Role, ev.Topic, published, readmodel.Micros(ev.UpdatedAt), pos)
-	case *domain.CustomerDataRequested:
-		err = insertPrivacyRequest(ctx, tx, e, ev.ShopID, "customers/data_request", ev.CustomerID, ev.RequestID, ev.OrdersRequested)
-	case *domain.CustomerRedactRequested:
-		err = insertPrivacyRequest(ctx, tx, e, ev.ShopID, "customers/redact", ev.CustomerID, "", ev.OrdersToRedact)
-	case *domain.ShopRedactRequested:
-		err = insertPrivacyRequest(ctx, tx, e, ev.ShopID, "shop/redact", "", "", nil)
-	default:
-		err = applyCatalog(ctx, tx, e, d)
+			ev.ThemeID, ev.ShopID, ev.ExternalID, ev.Name, ev.Role, ev.Topic, published, readmodel.Micros(ev.UpdatedAt), int64(e.Position))
+		return err
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.CustomerDataRequested, e *projections.DecodedEvent) error {
+		return insertPrivacyRequest(ctx, tx, &e.Event, ev.ShopID, "customers/data_request", ev.CustomerID, ev.RequestID, ev.OrdersRequested)
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.CustomerRedactRequested, e *projections.DecodedEvent) error {
+		return insertPrivacyRequest(ctx, tx, &e.Event, ev.ShopID, "customers/redact", ev.CustomerID, "", ev.OrdersToRedact)
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.ShopRedactRequested, e *projections.DecodedEvent) error {
+		return insertPrivacyRequest(ctx, tx, &e.Event, ev.ShopID, "shop/redact", "", "", nil)
+	}),
+}, catalogCases...)...)
+
+// Projector returns the commerce projector.
+func Projector(codec *envelope.Codec) projections.Projector {
+	return projections.Projector{
+		Name:       Name,
+		Migrations: migrations,
+		Types:      cases.Types(),
+		Handle: cases.Handle(codec, func(apply projections.DecodedHandler) projections.DecodedHandler {
+			return projections.WrapErrors("commerce", apply)
+		}),
+		// The order lists' indexes; the fold finds orders by key.
+		QueryIndexes: []string{"orders_shop_created", "orders_shop_updated", "orders_shop_total", "orders_shop_customer_created",
+			"orders_shop_financial_created", "orders_shop_fulfillment_created"},
 	}
-	if err != nil {
-		return fmt.Errorf("commerce %s: %w", e.Type, err)
-	}
-	return nil
 }
 
 func applyOrder(ctx context.Context, tx *sql.Tx, ev *domain.OrderRecorded, redacted bool, pos int64) error {
