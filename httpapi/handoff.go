@@ -96,7 +96,9 @@ func (v *handoffView) Addr() net.Addr { return v.h.ln.Addr() }
 // Starting is the handler of a service that is not serving yet (it builds
 // its read models): GET /healthz answers 200 (the process is alive),
 // /readyz and every other path 503 unavailable with Retry-After, whose
-// details.starting says what the service is doing.
+// details.starting says what the service is doing and
+// details.failing_checks names the readiness check that fails meanwhile
+// (StartingCheck), as /readyz's 503 always does.
 func Starting(what string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/healthz" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
@@ -105,10 +107,13 @@ func Starting(what string) http.Handler {
 		}
 		e := Unavailable(startingRetryAfter)
 		e.Message = "the service is starting: " + what
-		e.Details = map[string]any{"starting": what}
+		e.Details = map[string]any{"starting": what, "failing_checks": []string{StartingCheck}}
 		WriteError(w, r, e)
 	})
 }
+
+// StartingCheck is the readiness check that fails while the service starts.
+const StartingCheck = "initial_build"
 
 // startingRetryAfter is the Retry-After of the answers while starting.
 const startingRetryAfter = 5 * time.Second

@@ -92,7 +92,8 @@ func TestStartingAnswers(t *testing.T) {
 		if rec.Code != c.status {
 			t.Fatalf("%s %s: %d", c.method, c.path, rec.Code)
 		}
-		if c.status == 503 && (rec.Header().Get("Retry-After") == "" || !strings.Contains(rec.Body.String(), `"code":"`+httpapi.CodeUnavailable+`"`)) {
+		if c.status == 503 && (rec.Header().Get("Retry-After") == "" || !strings.Contains(rec.Body.String(), `"code":"`+httpapi.CodeUnavailable+`"`) ||
+			!strings.Contains(rec.Body.String(), `"failing_checks":["`+httpapi.StartingCheck+`"]`)) {
 			t.Fatalf("%s %s: %v %s", c.method, c.path, rec.Header(), rec.Body)
 		}
 	}
