@@ -10,6 +10,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/cgp-platform/cgp/httpapi"
 	"github.com/cgp-platform/cgp/replay"
 )
 
@@ -17,6 +18,29 @@ import (
 // below it the projections fold the log live in less time than a build
 // takes to set up.
 const DefaultInitialBuildEvents = 100_000
+
+// BuildAtFirstStart builds the read models of a first start when needed
+// (NeedsInitialBuild, BuildReadModels) while a starting server answers on
+// the process's socket: /healthz 200, everything else 503 with
+// Retry-After (httpapi.Starting). It returns once the build is over and
+// the starting server has stopped; the service then serves on another
+// view of the same socket.
+func BuildAtFirstStart(ctx context.Context, cfg Config, core *Core, handoff *httpapi.Handoff) error {
+	if need, err := NeedsInitialBuild(ctx, cfg, core); err != nil || !need {
+		return err
+	}
+	srv, err := httpapi.NewServer(httpapi.ServerConfig{Listener: handoff.View(false),
+		Handler: httpapi.Starting("building the read models from the event log"), Logger: core.Logger, ShutdownGrace: cfg.ShutdownGrace})
+	if err != nil {
+		return err
+	}
+	stop, cancel := context.WithCancel(ctx)
+	served := make(chan error, 1)
+	go func() { served <- srv.Run(stop) }()
+	err = BuildReadModels(ctx, cfg, core, LogProgress(core.Logger, 10*time.Second))
+	cancel()
+	return errors.Join(err, <-served)
+}
 
 // NeedsInitialBuild says whether a server starting on this data directory
 // builds its read models before serving (BuildReadModels): it has no

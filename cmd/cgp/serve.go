@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
@@ -32,26 +31,6 @@ func newServeCommand(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
 	return cmd
 }
 
-// buildAtFirstStart builds the read models of a first start when needed
-// (app.NeedsInitialBuild, app.BuildReadModels) while a starting server answers on the socket:
-// /healthz 200, everything else 503 with Retry-After.
-func buildAtFirstStart(ctx context.Context, cfg Config, core *Core, handoff *httpapi.Handoff) error {
-	if need, err := app.NeedsInitialBuild(ctx, cfg, core); err != nil || !need {
-		return err
-	}
-	srv, err := httpapi.NewServer(httpapi.ServerConfig{Listener: handoff.View(false),
-		Handler: httpapi.Starting("building the read models from the event log"), Logger: core.Logger, ShutdownGrace: cfg.ShutdownGrace})
-	if err != nil {
-		return err
-	}
-	stop, cancel := context.WithCancel(ctx)
-	served := make(chan error, 1)
-	go func() { served <- srv.Run(stop) }()
-	err = app.BuildReadModels(ctx, cfg, core, app.LogProgress(core.Logger, 10*time.Second))
-	cancel()
-	return errors.Join(err, <-served)
-}
-
 // serve runs the server until ctx ends. ready, when set, receives the
 // listening address once the server accepts connections.
 func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer, ready func(addr string)) error {
@@ -70,7 +49,7 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer, ready func
 	if cfg.Test.Listening != nil {
 		cfg.Test.Listening(raw.Addr().String())
 	}
-	if err := buildAtFirstStart(ctx, cfg, core, handoff); err != nil {
+	if err := app.BuildAtFirstStart(ctx, cfg, core, handoff); err != nil {
 		return errors.Join(err, handoff.Close(), core.Close())
 	}
 	a, err := app.OpenApp(ctx, cfg, core)
