@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"reflect"
 
 	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/envelope"
@@ -17,8 +16,7 @@ import (
 // from the cases, as for Cases, so that they are not listed a second time
 // beside a type switch.
 type TxCases struct {
-	types []string
-	by    map[string]DecodedHandler
+	dispatch[DecodedHandler]
 }
 
 // TxCase applies events of one type in a transaction.
@@ -30,27 +28,19 @@ type TxCase struct {
 // OnTx is the case of the event type E (a pointer to a domain event, as
 // the codec decodes it).
 func OnTx[E domain.Event](apply func(ctx context.Context, tx *sql.Tx, ev E, e *DecodedEvent) error) TxCase {
-	typ := reflect.New(reflect.TypeFor[E]().Elem()).Interface().(domain.Event).EventType()
-	return TxCase{typ: typ, apply: func(ctx context.Context, tx *sql.Tx, e *eventlog.Event, d envelope.Decoded) error {
+	return TxCase{typ: eventType[E](), apply: func(ctx context.Context, tx *sql.Tx, e *eventlog.Event, d envelope.Decoded) error {
 		return apply(ctx, tx, d.Event.(E), &DecodedEvent{Event: *e, Decoded: d})
 	}}
 }
 
 // NewTxCases returns the dispatch of cases (one per event type).
 func NewTxCases(cases ...TxCase) TxCases {
-	c := TxCases{by: make(map[string]DecodedHandler, len(cases))}
+	var c TxCases
 	for _, k := range cases {
-		if _, dup := c.by[k.typ]; dup {
-			panic("projections: two cases of " + k.typ)
-		}
-		c.types = append(c.types, k.typ)
-		c.by[k.typ] = k.apply
+		c.add(k.typ, k.apply)
 	}
 	return c
 }
-
-// Types are the event types of the cases, in the order given.
-func (c TxCases) Types() []string { return append([]string(nil), c.types...) }
 
 // Apply applies e with the case of its type (a DecodedHandler); an event
 // of a type without a case is passed over.
