@@ -55,9 +55,12 @@ func NewClient(o ClientOptions) *http.Client {
 		TLSClientConfig:       o.TLSConfig,
 		TLSHandshakeTimeout:   10 * time.Second,
 		ResponseHeaderTimeout: 30 * time.Second,
-		MaxIdleConns:          20,
-		IdleConnTimeout:       90 * time.Second,
-		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          256,
+		// Deliveries to one endpoint run concurrently: keep that many
+		// connections open rather than dialling for each.
+		MaxIdleConnsPerHost: 32,
+		IdleConnTimeout:     90 * time.Second,
+		ForceAttemptHTTP2:   true,
 	}
 	return &http.Client{
 		Transport:     t,

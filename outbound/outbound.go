@@ -44,20 +44,42 @@ func Sign(secret, body []byte) string {
 	return SignaturePrefix + hex.EncodeToString(mac.Sum(nil))
 }
 
-// Verify reports whether header is the signature of body under secret, in
-// constant time. Any malformed header is false.
+// SignAll returns the X-Service-Signature value of body under each
+// secret, in order, separated by commas: "sha256=<hex>,sha256=<hex>".
+// During a secret rotation's overlap a delivery carries one value per
+// secret, so a receiver configured with either verifies it; with one
+// secret it is Sign's value.
+func SignAll(secrets [][]byte, body []byte) string {
+	vals := make([]string, len(secrets))
+	for i, s := range secrets {
+		vals[i] = Sign(s, body)
+	}
+	return strings.Join(vals, ",")
+}
+
+// Verify reports whether header holds a signature of body under secret:
+// header is one "sha256=<hex>" value, or several separated by commas
+// (SignAll), and one match is enough. Every value is compared in constant
+// time; any malformed value never matches.
 func Verify(secret, body []byte, header string) bool {
-	hexSum, ok := strings.CutPrefix(strings.TrimSpace(header), SignaturePrefix)
-	if !ok || len(hexSum) != 2*sha256.Size {
-		return false
-	}
-	got, err := hex.DecodeString(hexSum)
-	if err != nil {
-		return false
-	}
 	mac := hmac.New(sha256.New, secret)
 	mac.Write(body)
-	return hmac.Equal(got, mac.Sum(nil))
+	want := mac.Sum(nil)
+	ok := false
+	for _, v := range strings.Split(header, ",") {
+		hexSum, found := strings.CutPrefix(strings.TrimSpace(v), SignaturePrefix)
+		if !found || len(hexSum) != 2*sha256.Size {
+			continue
+		}
+		got, err := hex.DecodeString(hexSum)
+		if err != nil {
+			continue
+		}
+		if hmac.Equal(got, want) {
+			ok = true
+		}
+	}
+	return ok
 }
 
 // NewSecret returns a new signing secret: "whsec_" and 32 random bytes,
@@ -158,11 +180,36 @@ type Sender struct {
 // any other outcome is an *Error. The answer's body is read (up to 64 KiB,
 // so the connection can be reused) and dropped.
 func (s *Sender) Send(ctx context.Context, secret []byte, m Message) (int, error) {
+	resp, err := s.Post(ctx, [][]byte{secret}, m)
+	return resp.Status, err
+}
+
+// MaxResponseBody is how much of an answer's body Post keeps.
+const MaxResponseBody = 4 << 10
+
+// Response is what an endpoint answered.
+type Response struct {
+	// Status is the HTTP status, 0 when no answer came.
+	Status int
+	// Body is the first MaxResponseBody bytes of the answer's body.
+	Body []byte
+	// RetryAfter is the answer's Retry-After (seconds or an HTTP date),
+	// 0 when absent, unreadable or in the past.
+	RetryAfter time.Duration
+	// Latency is from the request's start to the answer's body read.
+	Latency time.Duration
+}
+
+// Post posts m signed with every secret (SignAll) and reports the answer;
+// an outcome other than a 2xx is also an *Error. The answer's body is
+// read up to 64 KiB, so the connection can be reused, and its first
+// MaxResponseBody bytes kept.
+func (s *Sender) Post(ctx context.Context, secrets [][]byte, m Message) (Response, error) {
 	if err := CheckURL(m.URL, s.AllowPrivate); err != nil {
 		if errors.Is(err, ErrAddressRefused) {
-			return 0, &Error{Reason: ReasonAddressRefused, err: err}
+			return Response{}, &Error{Reason: ReasonAddressRefused, err: err}
 		}
-		return 0, &Error{Reason: ReasonInvalidURL, err: err}
+		return Response{}, &Error{Reason: ReasonInvalidURL, err: err}
 	}
 	timeout := s.Timeout
 	if timeout <= 0 {
@@ -172,10 +219,10 @@ func (s *Sender) Send(ctx context.Context, secret []byte, m Message) (int, error
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.URL, bytes.NewReader(m.Body))
 	if err != nil {
-		return 0, &Error{Reason: ReasonInvalidURL, err: errors.New("bad request")}
+		return Response{}, &Error{Reason: ReasonInvalidURL, err: errors.New("bad request")}
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(HeaderSignature, Sign(secret, m.Body))
+	req.Header.Set(HeaderSignature, SignAll(secrets, m.Body))
 	req.Header.Set(HeaderEventID, m.EventID)
 	req.Header.Set(HeaderEventType, m.EventType)
 	ts := m.Timestamp
@@ -186,20 +233,43 @@ func (s *Sender) Send(ctx context.Context, secret []byte, m Message) (int, error
 	if s.UserAgent != "" {
 		req.Header.Set("User-Agent", s.UserAgent)
 	}
+	start := time.Now()
 	resp, err := s.client().Do(req)
 	if err != nil {
-		return 0, &Error{Reason: transportReason(ctx, err), err: errors.New("request failed")}
+		return Response{Latency: time.Since(start)}, &Error{Reason: transportReason(ctx, err), err: errors.New("request failed")}
 	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	var buf bytes.Buffer
+	_, _ = io.Copy(&buf, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
+	body := buf.Bytes()
+	if len(body) > MaxResponseBody {
+		body = body[:MaxResponseBody]
+	}
+	out := Response{Status: resp.StatusCode, Body: bytes.Clone(body), Latency: time.Since(start),
+		RetryAfter: retryAfter(resp.Header.Get("Retry-After"), time.Now())}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		reason := "http_" + strconv.Itoa(resp.StatusCode)
 		if resp.StatusCode >= 300 && resp.StatusCode < 400 {
 			reason = ReasonRedirect
 		}
-		return resp.StatusCode, &Error{Reason: reason, Status: resp.StatusCode}
+		return out, &Error{Reason: reason, Status: resp.StatusCode}
 	}
-	return resp.StatusCode, nil
+	return out, nil
+}
+
+// retryAfter reads a Retry-After value: delay seconds or an HTTP date.
+func retryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	if n, err := strconv.ParseUint(v, 10, 32); err == nil {
+		return time.Duration(n) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
 }
 
 func (s *Sender) client() *http.Client {

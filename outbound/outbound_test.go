@@ -217,3 +217,50 @@ func TestCheckURLRefusesSpecialAddresses(t *testing.T) {
 		}
 	}
 }
+
+// During a rotation's overlap the header carries one value per secret: a
+// receiver holding either secret verifies it, one holding neither does
+// not, and a value for another body never matches.
+func TestSignAllVerifiesWithEitherSecret(t *testing.T) {
+	oldS, newS, body := []byte("whsec_old"), []byte("whsec_new"), []byte(`{"id":"evt_2"}`)
+	h := outbound.SignAll([][]byte{newS, oldS}, body)
+	if got := strings.Count(h, "sha256="); got != 2 || !strings.Contains(h, ",") {
+		t.Fatalf("header %q: want two comma-separated values", h)
+	}
+	for _, s := range [][]byte{oldS, newS} {
+		if !outbound.Verify(s, body, h) || !outbound.Verify(s, body, strings.ReplaceAll(h, ",", ", ")) {
+			t.Errorf("secret %s refused %q", s, h)
+		}
+	}
+	if outbound.Verify([]byte("whsec_other"), body, h) || outbound.Verify(newS, []byte(`{"id":"evt_3"}`), h) {
+		t.Error("a wrong secret or body verified")
+	}
+	if one := outbound.SignAll([][]byte{newS}, body); one != outbound.Sign(newS, body) {
+		t.Errorf("one secret: %q, want Sign's %q", one, outbound.Sign(newS, body))
+	}
+}
+
+// Post reports the status, the first 4 KiB of the body and Retry-After in
+// both its forms.
+func TestPostReportsTheAnswer(t *testing.T) {
+	date := time.Now().Add(90 * time.Second).UTC().Format(http.TimeFormat)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/date" {
+			w.Header().Set("Retry-After", date)
+		} else {
+			w.Header().Set("Retry-After", "7")
+		}
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = io.WriteString(w, strings.Repeat("x", 10_000))
+	}))
+	defer srv.Close()
+	s := &outbound.Sender{AllowPrivate: true}
+	resp, err := s.Post(context.Background(), [][]byte{[]byte("k")}, outbound.Message{URL: srv.URL + "/s", EventID: "evt_1", EventType: "ping", Body: []byte(`{}`)})
+	if outbound.Reason(err) != "http_503" || resp.Status != 503 || len(resp.Body) != outbound.MaxResponseBody || resp.RetryAfter != 7*time.Second {
+		t.Fatalf("seconds: %v %d %d %v", err, resp.Status, len(resp.Body), resp.RetryAfter)
+	}
+	resp, _ = s.Post(context.Background(), [][]byte{[]byte("k")}, outbound.Message{URL: srv.URL + "/date", EventID: "evt_1", EventType: "ping", Body: []byte(`{}`)})
+	if resp.RetryAfter < 60*time.Second || resp.RetryAfter > 91*time.Second {
+		t.Fatalf("date: Retry-After %v, want about 90 s", resp.RetryAfter)
+	}
+}
