@@ -359,8 +359,9 @@ type WebhookSubscriptionState struct {
 	// DisabledReason is the reason of the last disabling ("" when
 	// enabled).
 	DisabledReason string
-	// FailingLevel is the last warning's level since the subscription was
-	// created, enabled or changed (0: none).
+	// FailingSince and FailingLevel are the last warning's failing period
+	// and level (zero: none since it was created, enabled or changed).
+	FailingSince time.Time
 	FailingLevel int
 }
 
@@ -384,7 +385,7 @@ func (w *WebhookSubscriptions) Apply(e Event) {
 	case *WebhookSubscriptionUpdated:
 		if s := w.Subs[ev.SubscriptionID]; s != nil {
 			s.Endpoint = WebhookEndpoint{URL: ev.URL, EventTypes: ev.EventTypes, Description: ev.Description}
-			s.FailingLevel = 0
+			s.FailingSince, s.FailingLevel = time.Time{}, 0
 		}
 	case *WebhookSubscriptionDisabled:
 		if s := w.Subs[ev.SubscriptionID]; s != nil {
@@ -392,11 +393,11 @@ func (w *WebhookSubscriptions) Apply(e Event) {
 		}
 	case *WebhookSubscriptionEnabled:
 		if s := w.Subs[ev.SubscriptionID]; s != nil {
-			s.Enabled, s.DisabledReason, s.FailingLevel = true, "", 0
+			s.Enabled, s.DisabledReason, s.FailingSince, s.FailingLevel = true, "", time.Time{}, 0
 		}
 	case *WebhookSubscriptionFailing:
 		if s := w.Subs[ev.SubscriptionID]; s != nil {
-			s.FailingLevel = ev.Level
+			s.FailingSince, s.FailingLevel = ev.FailingSince, ev.Level
 		}
 	case *WebhookSubscriptionDeleted:
 		delete(w.Subs, ev.SubscriptionID)
@@ -510,12 +511,12 @@ func (w *WebhookSubscriptions) Disable(id, reason string, status int, now time.T
 		DisabledAt: now.UTC()}}
 }
 
-// Warn decides a failing warning of level for subscription id: nothing
-// when the subscription is gone, disabled or was warned at this level
-// already.
+// Warn decides a failing warning of level for subscription id, failing
+// since since: nothing when the subscription is gone, disabled or was
+// warned at this level already in this failing period.
 func (w *WebhookSubscriptions) Warn(id string, level int, since, disableAt time.Time, reason string, now time.Time) []Event {
 	s := w.Subs[id]
-	if s == nil || !s.Enabled || s.FailingLevel >= level {
+	if s == nil || !s.Enabled || (s.FailingSince.Equal(since.UTC()) && s.FailingLevel >= level) {
 		return nil
 	}
 	return []Event{&WebhookSubscriptionFailing{SubscriptionID: id, ShopID: w.ShopID, FailingSince: since.UTC(),
