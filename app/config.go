@@ -147,6 +147,18 @@ type TestHooks struct {
 	InitialBuildStarted func()
 	// OnEventLog, when set, is given the event log once it is open.
 	OnEventLog func(eventlog.Log)
+	// OutboundWebhooks tunes the outbound webhooks' dispatcher: its
+	// retry schedule, attempt timeout (through the sender), auto-disable
+	// period and clock (zero: production's).
+	OutboundWebhooks OutboundWebhookHooks
+}
+
+// OutboundWebhookHooks are the outbound webhooks' test settings.
+type OutboundWebhookHooks struct {
+	Schedule     []time.Duration
+	Timeout      time.Duration
+	DisableAfter time.Duration
+	Now          func() time.Time
 }
 
 // Validate reports every problem at once.

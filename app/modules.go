@@ -137,6 +137,10 @@ func Modules() []Module {
 		Reactors:   func(d Deps) []projections.Projector { return one(enrollment.Projector(d.Codec, enroll(d))) },
 		Routes:     []Route{{"readapi.Journeys, writeapi.Journeys", mountJourneys}},
 	}, {
+		Name:   "webhooks",
+		Routes: []Route{{"readapi.WebhookDeliveries, writeapi.WebhookDeliveries", mountWebhookDeliveries}},
+		Jobs:   []BackgroundJob{{"webhook_delivery", webhookDeliveryJob}},
+	}, {
 		Name:       "intelligence",
 		Projectors: func(d Deps) []projections.Projector { return one(intelligence.Projector(d.Codec)) },
 		Routes:     []Route{{"readapi.Intelligence", mountIntelligence}},

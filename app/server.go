@@ -30,6 +30,7 @@ import (
 	rmsqlite "github.com/cgp-platform/cgp/readmodel/sqlite"
 	"github.com/cgp-platform/cgp/readmodel/versioned"
 	"github.com/cgp-platform/cgp/replay"
+	"github.com/cgp-platform/cgp/webhooks"
 )
 
 // App is the whole server: the core, the read side and the HTTP surfaces.
@@ -64,6 +65,9 @@ type App struct {
 	projectorNames []string
 	// erasures are the GDPR module's processes.
 	erasures *Erasures
+	// Webhooks is the outbound webhooks' delivery side: its own store
+	// (webhooks.db), fan-out reactor and dispatcher.
+	Webhooks *webhooks.Service
 }
 
 // OpenApp opens every store and builds the HTTP handler, mounting every
@@ -155,6 +159,9 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 		}
 	}
 	if err := a.migrateOutbox(ctx); err != nil {
+		return nil, errors.Join(err, a.closeWarehouse(), store.Close())
+	}
+	if a.Webhooks, err = openWebhooks(ctx, cfg, core, a.Registry); err != nil {
 		return nil, errors.Join(err, a.closeWarehouse(), store.Close())
 	}
 	*a.erasures = Erasures{Store: store, Warehouse: a.Warehouse, Idempotency: a.Idempotency, LastUse: a.LastUse, Vault: a.Vault,
@@ -275,7 +282,7 @@ func (a *App) Close() error {
 	if c, ok := a.Idempotency.(interface{ Close() error }); ok {
 		idem = c.Close()
 	}
-	return errors.Join(idem, a.closeWarehouse(), a.LastUse.Close(), a.Store.Close(), a.Core.Close())
+	return errors.Join(idem, a.closeWarehouse(), a.Webhooks.Close(), a.LastUse.Close(), a.Store.Close(), a.Core.Close())
 }
 
 func (a *App) closeWarehouse() error {

@@ -36,8 +36,10 @@ type Config struct {
 	// event ids and types, never payloads. The zero value discards.
 	Logger zerolog.Logger
 	// Registry receives the projection metrics. Nil keeps them in a
-	// private registry (not exported).
-	Registry *prometheus.Registry
+	// private registry (not exported). A second runtime of the process
+	// registers through prometheus.WrapRegistererWithPrefix, so that the
+	// names differ.
+	Registry prometheus.Registerer
 	// MaxRetries is how many times a failing event is retried before it
 	// is parked. Default 5.
 	MaxRetries int

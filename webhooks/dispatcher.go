@@ -1,0 +1,640 @@
+package webhooks
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/rs/zerolog"
+
+	"github.com/cgp-platform/cgp/commands"
+	"github.com/cgp-platform/cgp/domain"
+	"github.com/cgp-platform/cgp/envelope"
+	"github.com/cgp-platform/cgp/outbound"
+)
+
+// DefaultSchedule is the delays between a failed attempt and the next
+// one: ten attempts spanning about three days (2 d 20 h 36 min 10 s
+// before jitter), after which the delivery has failed.
+var DefaultSchedule = []time.Duration{10 * time.Second, time.Minute, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour,
+	6 * time.Hour, 12 * time.Hour, 24 * time.Hour, 24 * time.Hour}
+
+// Defaults of the dispatcher.
+const (
+	// DefaultTimeout bounds one attempt: an answer not complete by then is
+	// a failure (timeout).
+	DefaultTimeout = 15 * time.Second
+	// DefaultDisableAfter is how long an endpoint may fail without a
+	// success before its subscription is disabled; warnings are recorded
+	// after a fifth and after three fifths of it (1 and 3 days).
+	DefaultDisableAfter = 5 * 24 * time.Hour
+	// DefaultPerEndpoint is how many attempts run at once to one
+	// subscription while it answers.
+	DefaultPerEndpoint = 16
+	// DefaultRetryAfterCap bounds how long a Retry-After answer delays an
+	// endpoint's next attempt.
+	DefaultRetryAfterCap = time.Hour
+	// DefaultRetention is how long settled deliveries (succeeded, failed,
+	// held) and their attempts are kept: a recover reaches back as far.
+	DefaultRetention = 30 * 24 * time.Hour
+)
+
+// Actor is the actor of the dispatcher's commands in the audit history.
+const Actor = "system:webhook_delivery"
+
+// DispatcherConfig configures a Dispatcher.
+type DispatcherConfig struct {
+	// DB is the delivery store (read pool); Write runs a write transaction
+	// on it.
+	DB    *sql.DB
+	Write func(ctx context.Context, fn func(tx *sql.Tx) error) error
+	// Codec opens the subscriptions' sealed secrets.
+	Codec *envelope.Codec
+	// Sender posts through the outbound guard; its Timeout is the
+	// attempt's (DefaultTimeout when zero).
+	Sender *outbound.Sender
+	// Commands records disablings and warnings (nil: none is recorded).
+	Commands *commands.Handler
+	Logger   zerolog.Logger
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+	// Schedule is the retry delays (DefaultSchedule when nil).
+	Schedule []time.Duration
+	// DisableAfter, PerEndpoint, RetryAfterCap, Retention: defaults above
+	// when zero.
+	DisableAfter  time.Duration
+	PerEndpoint   int
+	RetryAfterCap time.Duration
+	Retention     time.Duration
+}
+
+func (c *DispatcherConfig) setDefaults() {
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Schedule == nil {
+		c.Schedule = DefaultSchedule
+	}
+	if c.DisableAfter <= 0 {
+		c.DisableAfter = DefaultDisableAfter
+	}
+	if c.PerEndpoint <= 0 {
+		c.PerEndpoint = DefaultPerEndpoint
+	}
+	if c.RetryAfterCap <= 0 {
+		c.RetryAfterCap = DefaultRetryAfterCap
+	}
+	if c.Retention <= 0 {
+		c.Retention = DefaultRetention
+	}
+	if c.Sender == nil {
+		c.Sender = &outbound.Sender{}
+	}
+	if c.Sender.Timeout <= 0 {
+		c.Sender.Timeout = DefaultTimeout
+	}
+}
+
+// Dispatcher attempts the pending deliveries of the delivery store. Each
+// subscription is its own queue: at most PerEndpoint attempts to it at
+// once, and after a failure only one (a probe) until one succeeds, no
+// sooner than a backoff of the schedule or the endpoint's Retry-After, so
+// a failing, slow or hanging endpoint holds up none of the others. One
+// goroutine owns the queues' state and records the outcomes in batches;
+// the attempts run in goroutines of their own. Delivery is at least once:
+// an attempt whose outcome was not recorded (the process died) is made
+// again.
+type Dispatcher struct {
+	cfg  DispatcherConfig
+	wake chan struct{}
+	// notify is closed after each batch of outcomes is recorded, then
+	// replaced (recorded).
+	mu     sync.Mutex
+	notify chan struct{}
+
+	endpoints map[string]*endpoint
+	inflight  map[string]bool
+	results   chan result
+	wg        sync.WaitGroup
+	opened    map[string]string // sealed secret → opened
+}
+
+// endpoint is one subscription's queue state, owned by Run's goroutine.
+type endpoint struct {
+	sending int
+	// failures counts consecutive failed attempts; blockedUntil is when a
+	// probe may go after the last failure.
+	failures     int
+	blockedUntil time.Time
+	// disabling is set once a disabling was asked for, until the
+	// subscription reads disabled.
+	disabling bool
+}
+
+// sub is a subscription as the dispatcher reads it.
+type sub struct {
+	id, shop, url        string
+	enabled              bool
+	secret, previous     string
+	previousUntil        int64
+	failingSince, warned int64
+}
+
+type result struct {
+	sub       *sub
+	delivery  string
+	eventType string
+	attempt   int // this attempt's number
+	at        time.Time
+	resp      outbound.Response
+	reason    string // "" on success
+	canceled  bool
+}
+
+// NewDispatcher returns a dispatcher.
+func NewDispatcher(cfg DispatcherConfig) *Dispatcher {
+	cfg.setDefaults()
+	return &Dispatcher{cfg: cfg, wake: make(chan struct{}, 1), endpoints: map[string]*endpoint{}, inflight: map[string]bool{},
+		results: make(chan result, 1024), opened: map[string]string{}, notify: make(chan struct{})}
+}
+
+// Wake makes Run look for due deliveries now (never blocks).
+func (d *Dispatcher) Wake() {
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+}
+
+// recorded returns a channel closed once the next batch of outcomes is
+// recorded.
+func (d *Dispatcher) recorded() <-chan struct{} {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.notify
+}
+
+// Run delivers until ctx ends, then waits for the attempts under way
+// (their outcomes are not recorded: they are made again at the next
+// start).
+func (d *Dispatcher) Run(ctx context.Context) error {
+	defer d.wg.Wait()
+	purge := time.NewTicker(time.Hour)
+	defer purge.Stop()
+	d.purge(ctx)
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		next, err := d.dispatch(ctx)
+		if err != nil && ctx.Err() == nil {
+			d.cfg.Logger.Warn().Err(err).Msg("webhook dispatch")
+			next = d.cfg.Now().Add(time.Second)
+		}
+		wait := time.Second
+		if !next.IsZero() {
+			wait = min(max(next.Sub(d.cfg.Now()), time.Millisecond), time.Second)
+		}
+		timer.Reset(wait)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-d.wake:
+		case <-timer.C:
+		case <-purge.C:
+			d.purge(ctx)
+		case r := <-d.results:
+			batch := []result{r}
+		drain:
+			for len(batch) < 512 {
+				select {
+				case r := <-d.results:
+					batch = append(batch, r)
+				default:
+					break drain
+				}
+			}
+			if err := d.record(ctx, batch); err != nil && ctx.Err() == nil {
+				d.cfg.Logger.Error().Err(err).Int("outcomes", len(batch)).Msg("recording webhook attempts")
+			}
+		}
+		if !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+	}
+}
+
+// dispatch starts the attempts that are due and returns when the next one
+// will be (zero: none known).
+func (d *Dispatcher) dispatch(ctx context.Context) (time.Time, error) {
+	subs, err := d.subscriptions(ctx)
+	if err != nil {
+		return time.Time{}, err
+	}
+	now := d.cfg.Now()
+	var next time.Time
+	soonest := func(t time.Time) {
+		if !t.IsZero() && (next.IsZero() || t.Before(next)) {
+			next = t
+		}
+	}
+	seen := make(map[string]bool, len(subs))
+	for _, s := range subs {
+		seen[s.id] = true
+		ep := d.endpoint(s.id)
+		if !s.enabled {
+			ep.disabling = false
+		}
+		free := d.cfg.PerEndpoint - ep.sending
+		if ep.failures > 0 {
+			free = 1 - ep.sending
+		}
+		if free <= 0 {
+			continue
+		}
+		if ep.blockedUntil.After(now) {
+			soonest(ep.blockedUntil)
+			continue
+		}
+		onlyPing := !s.enabled || ep.disabling
+		due, later, err := d.due(ctx, s.id, now, free+len(d.inflight), onlyPing)
+		if err != nil {
+			return time.Time{}, err
+		}
+		soonest(later)
+		for _, dl := range due {
+			if free == 0 {
+				break
+			}
+			if d.inflight[dl.id] {
+				continue
+			}
+			free--
+			d.start(ctx, s, ep, dl)
+		}
+	}
+	for id, ep := range d.endpoints {
+		if !seen[id] && ep.sending == 0 {
+			delete(d.endpoints, id)
+		}
+	}
+	return next, nil
+}
+
+func (d *Dispatcher) endpoint(id string) *endpoint {
+	ep := d.endpoints[id]
+	if ep == nil {
+		ep = &endpoint{}
+		d.endpoints[id] = ep
+	}
+	return ep
+}
+
+// dueDelivery is a delivery to attempt.
+type dueDelivery struct {
+	id, eventID, eventType string
+	attempts               int
+}
+
+// due reads up to limit deliveries of subscription id due at now, and
+// when the next one falls due when none is.
+func (d *Dispatcher) due(ctx context.Context, id string, now time.Time, limit int, onlyPing bool) ([]dueDelivery, time.Time, error) {
+	q := `SELECT id, event_id, event_type, attempts FROM wh_deliveries WHERE subscription_id = ? AND state = 'pending'
+	AND next_attempt_at <= ? ORDER BY next_attempt_at, position LIMIT ?`
+	args := []any{id, now.UnixMilli(), limit}
+	if onlyPing {
+		q = strings.Replace(q, "AND next_attempt_at", "AND event_type = 'ping' AND next_attempt_at", 1)
+	}
+	rows, err := d.cfg.DB.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("due deliveries: %w", err)
+	}
+	var out []dueDelivery
+	for rows.Next() {
+		var dl dueDelivery
+		if err := rows.Scan(&dl.id, &dl.eventID, &dl.eventType, &dl.attempts); err != nil {
+			rows.Close()
+			return nil, time.Time{}, fmt.Errorf("due deliveries: %w", err)
+		}
+		out = append(out, dl)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, time.Time{}, fmt.Errorf("due deliveries: %w", err)
+	}
+	if len(out) > 0 || onlyPing {
+		return out, time.Time{}, nil
+	}
+	var at sql.NullInt64
+	if err := d.cfg.DB.QueryRowContext(ctx, `SELECT MIN(next_attempt_at) FROM wh_deliveries WHERE subscription_id = ? AND state = 'pending'`,
+		id).Scan(&at); err != nil {
+		return nil, time.Time{}, fmt.Errorf("next delivery: %w", err)
+	}
+	if !at.Valid {
+		return nil, time.Time{}, nil
+	}
+	return nil, time.UnixMilli(at.Int64), nil
+}
+
+// start makes one attempt in a goroutine of its own; its outcome comes
+// back on d.results.
+func (d *Dispatcher) start(ctx context.Context, s *sub, ep *endpoint, dl dueDelivery) {
+	d.inflight[dl.id] = true
+	ep.sending++
+	secrets, err := d.secrets(ctx, s)
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		r := result{sub: s, delivery: dl.id, eventType: dl.eventType, attempt: dl.attempts + 1, at: d.cfg.Now()}
+		var body []byte
+		if err == nil {
+			err = d.cfg.DB.QueryRowContext(ctx, `SELECT body FROM wh_payloads WHERE event_id = ?`, dl.eventID).Scan(&body)
+		}
+		if err != nil {
+			// The store or the key vault failed: not the endpoint's
+			// fault, and not an attempt; it is tried again.
+			r.canceled = true
+			r.reason = "internal"
+			d.results <- r
+			return
+		}
+		resp, err := d.cfg.Sender.Post(ctx, secrets, outbound.Message{URL: s.url, EventID: dl.eventID, EventType: dl.eventType,
+			Timestamp: r.at, Body: body})
+		r.resp = resp
+		if err != nil {
+			r.reason = outbound.Reason(err)
+			r.canceled = ctx.Err() != nil
+		}
+		select {
+		case d.results <- r:
+		case <-ctx.Done():
+		}
+	}()
+}
+
+// secrets are the secrets a delivery to s is signed with now: the
+// current one, and the previous one during a rotation's overlap.
+func (d *Dispatcher) secrets(ctx context.Context, s *sub) ([][]byte, error) {
+	out := [][]byte{}
+	sealed := []string{s.secret}
+	if s.previous != "" && s.previousUntil > d.cfg.Now().UnixMilli() {
+		sealed = append(sealed, s.previous)
+	}
+	for _, v := range sealed {
+		open, ok := d.opened[v]
+		if !ok {
+			var err error
+			if open, err = d.cfg.Codec.OpenSecret(ctx, s.shop, secretLabel, v); err != nil {
+				return nil, fmt.Errorf("open the secret of %s: %w", s.id, err)
+			}
+			if len(d.opened) > 10_000 {
+				clear(d.opened)
+			}
+			d.opened[v] = open
+		}
+		out = append(out, []byte(open))
+	}
+	return out, nil
+}
+
+// subscriptions reads every subscription.
+func (d *Dispatcher) subscriptions(ctx context.Context) ([]*sub, error) {
+	rows, err := d.cfg.DB.QueryContext(ctx, `SELECT id, shop_id, url, enabled, secret, previous_secret, previous_valid_until,
+	failing_since, warned_level FROM wh_subscriptions`)
+	if err != nil {
+		return nil, fmt.Errorf("webhook subscriptions: %w", err)
+	}
+	defer rows.Close()
+	var out []*sub
+	for rows.Next() {
+		s := &sub{}
+		if err := rows.Scan(&s.id, &s.shop, &s.url, &s.enabled, &s.secret, &s.previous, &s.previousUntil, &s.failingSince,
+			&s.warned); err != nil {
+			return nil, fmt.Errorf("webhook subscriptions: %w", err)
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// record writes a batch of outcomes in one transaction, then updates the
+// queues and asks for the disablings and warnings they call for.
+func (d *Dispatcher) record(ctx context.Context, batch []result) error {
+	now := d.cfg.Now()
+	var follow []followup
+	err := d.cfg.Write(ctx, func(tx *sql.Tx) error {
+		follow = follow[:0]
+		// The last outcome of each subscription in the batch ends its
+		// failing period (a success) or starts or extends it.
+		last := map[string]result{}
+		for _, r := range batch {
+			if r.canceled {
+				continue
+			}
+			if err := d.recordOne(ctx, tx, r, now); err != nil {
+				return err
+			}
+			if r.eventType != domain.WebhookPingType {
+				last[r.sub.id] = r
+			}
+		}
+		for id, r := range last {
+			if r.reason == "" {
+				if _, err := tx.ExecContext(ctx, `UPDATE wh_subscriptions SET failing_since = 0, warned_level = 0 WHERE id = ?`, id); err != nil {
+					return fmt.Errorf("failing period of %s: %w", id, err)
+				}
+				continue
+			}
+			var since, warned int64
+			if err := tx.QueryRowContext(ctx, `UPDATE wh_subscriptions SET failing_since = CASE WHEN failing_since = 0 THEN ? ELSE failing_since END
+			WHERE id = ? RETURNING failing_since, warned_level`, r.at.UnixMilli(), id).Scan(&since, &warned); err != nil {
+				if errors.Is(err, sql.ErrNoRows) {
+					continue // deleted meanwhile
+				}
+				return fmt.Errorf("failing period of %s: %w", id, err)
+			}
+			if f, ok := d.followupOf(r, time.UnixMilli(since), warned, now); ok {
+				follow = append(follow, f)
+			}
+		}
+		return nil
+	})
+	for _, r := range batch {
+		delete(d.inflight, r.delivery)
+		ep := d.endpoint(r.sub.id)
+		ep.sending--
+		switch {
+		case r.canceled:
+			if r.reason == "internal" {
+				ep.blockedUntil = now.Add(time.Second)
+			}
+		case r.reason == "":
+			ep.failures, ep.blockedUntil = 0, time.Time{}
+		default:
+			ep.failures++
+			ep.blockedUntil = now.Add(d.backoff(ep.failures, r.resp.RetryAfter))
+		}
+	}
+	if err != nil {
+		return err
+	}
+	for _, f := range follow {
+		d.followUp(ctx, f)
+	}
+	d.mu.Lock()
+	close(d.notify)
+	d.notify = make(chan struct{})
+	d.mu.Unlock()
+	return nil
+}
+
+// followup is a disabling (reason set) or a warning (level set) a failed
+// attempt calls for.
+type followup struct {
+	s      *sub
+	reason string
+	status int
+	level  int
+	since  time.Time
+}
+
+// followupOf decides what a subscription's failed attempt r calls for,
+// given when its failing period began and the warnings recorded in it:
+// 410 Gone disables at once; failing for DisableAfter disables; a fifth
+// and three fifths of it raise warnings 1 and 2.
+func (d *Dispatcher) followupOf(r result, since time.Time, warned int64, now time.Time) (followup, bool) {
+	failing := now.Sub(since)
+	switch {
+	case r.resp.Status == 410:
+		return followup{s: r.sub, reason: domain.WebhookDisabledGone, status: 410}, true
+	case failing >= d.cfg.DisableAfter:
+		return followup{s: r.sub, reason: domain.WebhookDisabledFailing, since: since}, true
+	case failing >= d.cfg.DisableAfter*3/5 && warned < 2:
+		return followup{s: r.sub, level: 2, since: since}, true
+	case failing >= d.cfg.DisableAfter/5 && warned < 1:
+		return followup{s: r.sub, level: 1, since: since}, true
+	}
+	return followup{}, false
+}
+
+// recordOne records one attempt and the delivery's new state.
+func (d *Dispatcher) recordOne(ctx context.Context, tx *sql.Tx, r result, now time.Time) error {
+	state, next := StateSucceeded, int64(0)
+	succeeded := int64(0)
+	if r.reason == "" {
+		succeeded = r.at.UnixMilli()
+	} else {
+		state = StatePending
+		switch {
+		case r.eventType == domain.WebhookPingType || r.attempt > len(d.cfg.Schedule):
+			state = StateFailed
+		default:
+			next = now.Add(d.delay(r.attempt, r.resp.RetryAfter)).UnixMilli()
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE wh_deliveries SET state = ?, attempts = ?, next_attempt_at = ?, last_attempt_at = ?,
+	last_status = ?, last_reason = ?, succeeded_at = CASE WHEN ? > 0 THEN ? ELSE succeeded_at END WHERE id = ?`,
+		state, r.attempt, next, r.at.UnixMilli(), r.resp.Status, r.reason, succeeded, succeeded, r.delivery); err != nil {
+		return fmt.Errorf("record delivery %s: %w", r.delivery, err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO wh_attempts (delivery_id, n, at, status, reason, latency_ms, response_body, next_attempt_at)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (delivery_id, n) DO UPDATE SET at = excluded.at, status = excluded.status,
+	reason = excluded.reason, latency_ms = excluded.latency_ms, response_body = excluded.response_body,
+	next_attempt_at = excluded.next_attempt_at`,
+		r.delivery, r.attempt, r.at.UnixMilli(), r.resp.Status, r.reason, r.resp.Latency.Milliseconds(), text(r.resp.Body), next); err != nil {
+		return fmt.Errorf("record attempt of %s: %w", r.delivery, err)
+	}
+	return nil
+}
+
+// delay is the wait before attempt n+1 after attempt n failed: the
+// schedule's, with ±20 % jitter, or the endpoint's Retry-After (capped)
+// when it asked for longer.
+func (d *Dispatcher) delay(n int, retryAfter time.Duration) time.Duration {
+	base := d.cfg.Schedule[min(n-1, len(d.cfg.Schedule)-1)]
+	j := time.Duration(float64(base) * (0.8 + 0.4*rand.Float64()))
+	if ra := min(retryAfter, d.cfg.RetryAfterCap); ra > j {
+		return ra
+	}
+	return j
+}
+
+// backoff is how long an endpoint gets no attempt after its failures-th
+// consecutive failure: the schedule's first steps (10 s, 1 min, then 5
+// min at most), or the endpoint's Retry-After (capped) when it asked for
+// longer.
+func (d *Dispatcher) backoff(failures int, retryAfter time.Duration) time.Duration {
+	b := d.cfg.Schedule[min(failures-1, 2, len(d.cfg.Schedule)-1)]
+	return max(b, min(retryAfter, d.cfg.RetryAfterCap))
+}
+
+// followUp records a disabling or a warning, in the background (the
+// command appends to the log); a disabling is asked for once.
+func (d *Dispatcher) followUp(ctx context.Context, f followup) {
+	if d.cfg.Commands == nil {
+		return
+	}
+	ep := d.endpoint(f.s.id)
+	if f.reason != "" {
+		if ep.disabling {
+			return
+		}
+		ep.disabling = true
+	}
+	meta := commands.Meta{Actor: Actor, Source: "system"}
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		var err error
+		if f.reason != "" {
+			_, err = d.cfg.Commands.DisableWebhookSubscription(ctx, commands.DisableWebhookSubscription{ShopID: f.s.shop,
+				SubscriptionID: f.s.id, Reason: f.reason, Status: f.status}, meta)
+		} else {
+			_, err = d.cfg.Commands.WarnWebhookSubscription(ctx, commands.WarnWebhookSubscription{ShopID: f.s.shop,
+				SubscriptionID: f.s.id, Level: f.level, FailingSince: f.since, DisableAt: f.since.Add(d.cfg.DisableAfter),
+				LastReason: "failing"}, meta)
+		}
+		if err != nil && ctx.Err() == nil {
+			d.cfg.Logger.Warn().Err(err).Str("shop_id", f.s.shop).Str("subscription_id", f.s.id).Msg("webhook subscription follow-up")
+		}
+	}()
+}
+
+// purge drops settled deliveries older than the retention, their
+// attempts and the bodies nothing refers to any more.
+func (d *Dispatcher) purge(ctx context.Context) {
+	cut := d.cfg.Now().Add(-d.cfg.Retention).UnixMilli()
+	err := d.cfg.Write(ctx, func(tx *sql.Tx) error {
+		for _, q := range []string{
+			`DELETE FROM wh_attempts WHERE delivery_id IN (SELECT id FROM wh_deliveries WHERE created_at < ? AND state != 'pending')`,
+			`DELETE FROM wh_deliveries WHERE created_at < ? AND state != 'pending'`,
+		} {
+			if _, err := tx.ExecContext(ctx, q, cut); err != nil {
+				return err
+			}
+		}
+		_, err := tx.ExecContext(ctx, `DELETE FROM wh_payloads WHERE event_id IN (SELECT p.event_id FROM wh_payloads p
+		WHERE NOT EXISTS (SELECT 1 FROM wh_deliveries d WHERE d.event_id = p.event_id) LIMIT 10000)`)
+		return err
+	})
+	if err != nil && ctx.Err() == nil {
+		d.cfg.Logger.Warn().Err(err).Msg("purging old webhook deliveries")
+	}
+}
+
+// text keeps the first MaxResponseBody bytes of an answer as valid
+// UTF-8 text.
+func text(b []byte) string {
+	if utf8.Valid(b) {
+		return string(b)
+	}
+	return strings.ToValidUTF8(string(b), "\uFFFD")
+}
