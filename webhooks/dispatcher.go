@@ -556,24 +556,28 @@ func (d *Dispatcher) recordOne(ctx context.Context, tx *sql.Tx, r result, now ti
 }
 
 // delay is the wait before attempt n+1 after attempt n failed: the
-// schedule's, with ±20 % jitter, or the endpoint's Retry-After (capped)
-// when it asked for longer.
+// endpoint's Retry-After when it sent one (at least a second, at most
+// RetryAfterCap), otherwise the schedule's with ±20 % jitter.
 func (d *Dispatcher) delay(n int, retryAfter time.Duration) time.Duration {
-	base := d.cfg.Schedule[min(n-1, len(d.cfg.Schedule)-1)]
-	j := time.Duration(float64(base) * (0.8 + 0.4*rand.Float64()))
-	if ra := min(retryAfter, d.cfg.RetryAfterCap); ra > j {
-		return ra
+	if retryAfter > 0 {
+		return d.retryAfter(retryAfter)
 	}
-	return j
+	base := d.cfg.Schedule[min(n-1, len(d.cfg.Schedule)-1)]
+	return time.Duration(float64(base) * (0.8 + 0.4*rand.Float64()))
+}
+
+func (d *Dispatcher) retryAfter(v time.Duration) time.Duration {
+	return min(max(v, time.Second), d.cfg.RetryAfterCap)
 }
 
 // backoff is how long an endpoint gets no attempt after its failures-th
-// consecutive failure: the schedule's first steps (10 s, 1 min, then 5
-// min at most), or the endpoint's Retry-After (capped) when it asked for
-// longer.
+// consecutive failure: its Retry-After when it sent one, otherwise the
+// schedule's first steps (10 s, 1 min, then 5 min at most).
 func (d *Dispatcher) backoff(failures int, retryAfter time.Duration) time.Duration {
-	b := d.cfg.Schedule[min(failures-1, 2, len(d.cfg.Schedule)-1)]
-	return max(b, min(retryAfter, d.cfg.RetryAfterCap))
+	if retryAfter > 0 {
+		return d.retryAfter(retryAfter)
+	}
+	return d.cfg.Schedule[min(failures-1, 2, len(d.cfg.Schedule)-1)]
 }
 
 // followUp records a disabling or a warning, in the background (the

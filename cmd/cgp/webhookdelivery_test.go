@@ -18,6 +18,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/cgp-platform/cgp/commands"
+	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/openapi/openapitest"
 )
 
@@ -208,4 +209,181 @@ func TestOutboundWebhooksDeliverSignedEvents(t *testing.T) {
 	if len(rc.requests()) != 3 {
 		t.Errorf("%d requests, want 3 (none for the other shop)", len(rc.requests()))
 	}
+}
+
+// attemptsOf lists the attempt log of the subscription's only delivery,
+// oldest attempt first.
+func attemptsOf(t *testing.T, s *testServer, tn tenant, sub string) (map[string]any, []map[string]any) {
+	t.Helper()
+	list := deliveries(t, s, nil, tn.token, sub, "")
+	if len(list) != 1 {
+		return nil, nil
+	}
+	a := attrs(list[0])
+	var out []map[string]any
+	for _, at := range a["attempts"].([]any) {
+		out = append([]map[string]any{at.(map[string]any)}, out...)
+	}
+	return a, out
+}
+
+// A delivery answered 500 twice, then not in time, is attempted again on
+// the schedule until the endpoint answers 200; every attempt is in the
+// log with its status or reason and the answer's body.
+func TestOutboundWebhookRetriesUntilSuccess(t *testing.T) {
+	dir := t.TempDir()
+	release := make(chan struct{})
+	defer close(release)
+	s := startServerWith(t, dir, func(c *Config) {
+		fastWebhooks(c)
+		c.Test.OutboundWebhooks.Timeout = 300 * time.Millisecond
+	})
+	tn := newTenant(t, dir, "wh-retry.example.com", "agency", "webhooks:read")
+	rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		switch n {
+		case 1, 2:
+			w.WriteHeader(http.StatusInternalServerError)
+			_, _ = io.WriteString(w, "try later")
+		case 3:
+			select { // longer than the attempt's timeout
+			case <-release:
+			case <-r.Context().Done():
+			}
+		default:
+			w.WriteHeader(http.StatusNoContent)
+		}
+	})
+	sub, _ := subscribe(t, dir, tn, rc.srv.URL, "customer.created")
+	waitForToken(t, s, tn)
+	postCustomers(t, s, tn, 1, 1)
+	var a map[string]any
+	var log []map[string]any
+	eventually(t, minEventually, "the delivery succeeds", func() bool {
+		a, log = attemptsOf(t, s, tn, sub)
+		return a != nil && a["state"] == "succeeded"
+	})
+	if len(log) != 4 || a["attempt_count"] != 4.0 {
+		t.Fatalf("attempts %v", log)
+	}
+	want := []struct {
+		status any
+		reason any
+	}{{500.0, "http_500"}, {500.0, "http_500"}, {nil, "timeout"}, {204.0, nil}}
+	for i, w := range want {
+		if log[i]["response_status"] != w.status || log[i]["failure_reason"] != w.reason {
+			t.Errorf("attempt %d: %v, want status %v reason %v", i+1, log[i], w.status, w.reason)
+		}
+	}
+	if log[0]["response_body"] != "try later" || log[0]["next_attempt_at"] == nil || log[3]["next_attempt_at"] != nil {
+		t.Errorf("attempt log %v", log)
+	}
+}
+
+// Retry-After is honoured: with a schedule of an hour, an endpoint that
+// asks to be tried again after 1 second gets its retry then, and not
+// before.
+func TestOutboundWebhookHonoursRetryAfter(t *testing.T) {
+	dir := t.TempDir()
+	s := startServerWith(t, dir, func(c *Config) {
+		fastWebhooks(c)
+		c.Test.OutboundWebhooks.Schedule = []time.Duration{time.Hour, time.Hour}
+	})
+	tn := newTenant(t, dir, "wh-retryafter.example.com", "agency", "webhooks:read")
+	rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		if n == 1 {
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	})
+	sub, _ := subscribe(t, dir, tn, rc.srv.URL, "customer.created")
+	waitForToken(t, s, tn)
+	postCustomers(t, s, tn, 1, 1)
+	eventually(t, minEventually, "the retry after Retry-After", func() bool { return len(rc.requests()) >= 2 })
+	got := rc.requests()
+	if gap := got[1].at.Sub(got[0].at); gap < 900*time.Millisecond {
+		t.Errorf("retried %v after a Retry-After of 1 s", gap)
+	}
+	eventually(t, minEventually, "the success recorded", func() bool {
+		a, _ := attemptsOf(t, s, tn, sub)
+		return a != nil && a["state"] == "succeeded"
+	})
+}
+
+// A redirect is a failed attempt and is never followed; 410 Gone
+// disables the subscription: the events after it are held for it, not
+// sent, and a recover delivers them once it is enabled again.
+func TestOutboundWebhookRedirectFailsAndGoneDisables(t *testing.T) {
+	dir := t.TempDir()
+	s := startServerWith(t, dir, fastWebhooks)
+	tn := newTenant(t, dir, "wh-gone.example.com", "agency", "webhooks:read,webhooks:write")
+	target := newReceiver(t, nil)
+	var gone sync.Mutex
+	isGone := true
+	rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		gone.Lock()
+		defer gone.Unlock()
+		switch {
+		case strings.HasSuffix(r.URL.Path, "/moved"):
+			http.Redirect(w, r, target.srv.URL+"/x", http.StatusFound)
+		case isGone:
+			w.WriteHeader(http.StatusGone)
+		default:
+			w.WriteHeader(http.StatusOK)
+		}
+	})
+	moved, _ := subscribe(t, dir, tn, rc.srv.URL+"/moved", "customer.created")
+	sub, _ := subscribe(t, dir, tn, rc.srv.URL+"/gone", "customer.created")
+	waitForToken(t, s, tn)
+	t0 := time.Now().Add(-time.Second)
+	postCustomers(t, s, tn, 1, 1)
+	eventually(t, minEventually, "the redirect's attempt", func() bool {
+		_, log := attemptsOf(t, s, tn, moved)
+		return len(log) >= 1 && log[0]["failure_reason"] == "redirect" && log[0]["response_status"] == 302.0
+	})
+	eventually(t, minEventually, "410 holds the delivery", func() bool {
+		list := deliveries(t, s, nil, tn.token, sub, "&filter[state]=held")
+		return len(list) == 1
+	})
+	// The events after 410 are recorded for it, held, and never sent.
+	postCustomers(t, s, tn, 2, 2)
+	eventually(t, minEventually, "three held deliveries", func() bool {
+		return len(deliveries(t, s, nil, tn.token, sub, "&filter[state]=held")) == 3
+	})
+	for _, r := range rc.requests() {
+		if strings.HasSuffix(string(r.body), "") && r.id != "" && r.typ != "customer.created" {
+			t.Errorf("unexpected request %s", r.typ)
+		}
+	}
+	if n := len(rc.requests()); n > 2+2*6 {
+		t.Errorf("%d requests: the held events were sent", n)
+	}
+	if len(target.requests()) != 0 {
+		t.Errorf("the redirect was followed")
+	}
+	// Recover is refused while disabled, then delivers all three once
+	// the subscription is enabled.
+	recoverBody := fmt.Sprintf(`{"data":{"attributes":{"since":%q}}}`, t0.UTC().Format(time.RFC3339Nano))
+	h := map[string]string{"Authorization": "Bearer " + tn.token, "Content-Type": "application/json"}
+	if r := do(t, http.MethodPost, s.base+"/api/v1/webhook-subscriptions/"+sub+"/recover", []byte(recoverBody), h); r.status != http.StatusConflict {
+		t.Fatalf("recover while disabled: %d %s", r.status, r.body)
+	}
+	gone.Lock()
+	isGone = false
+	gone.Unlock()
+	enable := true
+	withTestCore(t, dir, func(c *Core) {
+		if _, err := c.Commands.UpdateWebhookSubscription(context.Background(), commands.UpdateWebhookSubscription{ShopID: tn.shopID,
+			SubscriptionID: sub, Patch: domain.WebhookPatch{Enabled: &enable}}, testMeta()); err != nil {
+			t.Fatal(err)
+		}
+	})
+	eventually(t, minEventually, "recover accepted", func() bool {
+		r := do(t, http.MethodPost, s.base+"/api/v1/webhook-subscriptions/"+sub+"/recover", []byte(recoverBody), h)
+		return r.status == http.StatusAccepted && attrs(data(r, t))["queued"] == 3.0
+	})
+	eventually(t, minEventually, "the three delivered", func() bool {
+		return len(deliveries(t, s, nil, tn.token, sub, "&filter[state]=succeeded")) == 3
+	})
 }
