@@ -64,10 +64,12 @@ type process struct {
 	exited chan struct{}
 }
 
-func startBinary(t *testing.T, dir string) *process {
+// startBinary starts `cgp serve` on dir, with env added to its
+// environment.
+func startBinary(t *testing.T, dir string, env ...string) *process {
 	t.Helper()
 	cmd := exec.Command(cgpBinary(t), "serve", "--addr", "127.0.0.1:0")
-	cmd.Env = append(os.Environ(), "CGP_DATA_DIR="+dir, "CGP_LOG_LEVEL=info", "CGP_MAX_WAIT_FOR_POSITION=60s")
+	cmd.Env = append(append(os.Environ(), "CGP_DATA_DIR="+dir, "CGP_LOG_LEVEL=info", "CGP_MAX_WAIT_FOR_POSITION=60s"), env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -10,8 +10,10 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -20,6 +22,7 @@ import (
 	"github.com/cgp-platform/cgp/commands"
 	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/openapi/openapitest"
+	"github.com/cgp-platform/cgp/webhooks"
 )
 
 // received is one request a test receiver got.
@@ -386,4 +389,290 @@ func TestOutboundWebhookRedirectFailsAndGoneDisables(t *testing.T) {
 	eventually(t, minEventually, "the three delivered", func() bool {
 		return len(deliveries(t, s, nil, tn.token, sub, "&filter[state]=succeeded")) == 3
 	})
+}
+
+// One endpoint that hangs holds up no other: while every attempt to it
+// waits, another subscription of the same shop gets every event.
+func TestOutboundWebhookHangingEndpointDelaysNoOther(t *testing.T) {
+	dir := t.TempDir()
+	release := make(chan struct{})
+	s := startServerWith(t, dir, func(c *Config) {
+		fastWebhooks(c)
+		c.Test.OutboundWebhooks.Timeout = 10 * time.Minute
+	})
+	defer s.stop()
+	defer close(release)
+	tn := newTenant(t, dir, "wh-hang.example.com", "agency", "webhooks:read")
+	hanging := newReceiver(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	})
+	fine := newReceiver(t, nil)
+	subscribe(t, dir, tn, hanging.srv.URL, "customer.created")
+	subscribe(t, dir, tn, fine.srv.URL, "customer.created")
+	waitForToken(t, s, tn)
+	postCustomers(t, s, tn, 1, 40)
+	eventually(t, minEventually, "the other endpoint gets all 40", func() bool { return fine.distinct() == 40 })
+	if n := len(hanging.requests()); n == 0 || n > 16 {
+		t.Errorf("the hanging endpoint has %d requests open, want 1 to 16", n)
+	}
+}
+
+// After a rotation with an overlap, each delivery carries a signature a
+// receiver with either secret verifies; after a rotation without one,
+// only the new secret verifies.
+func TestOutboundWebhookSecretRotationOverlap(t *testing.T) {
+	dir := t.TempDir()
+	s := startServerWith(t, dir, fastWebhooks)
+	tn := newTenant(t, dir, "wh-rotate.example.com", "agency", "webhooks:read")
+	rc := newReceiver(t, nil)
+	sub, first := subscribe(t, dir, tn, rc.srv.URL, "customer.created")
+	rotate := func(overlap time.Duration) string {
+		var secret string
+		withTestCore(t, dir, func(c *Core) {
+			res, err := c.Commands.RotateWebhookSecret(context.Background(), commands.RotateWebhookSecret{ShopID: tn.shopID,
+				SubscriptionID: sub, Overlap: &overlap}, testMeta())
+			if err != nil {
+				t.Fatal(err)
+			}
+			secret = res.Secret
+		})
+		return secret
+	}
+	second := rotate(time.Hour)
+	waitForToken(t, s, tn)
+	postCustomers(t, s, tn, 1, 1)
+	eventually(t, minEventually, "the first delivery", func() bool { return len(rc.requests()) == 1 })
+	got := rc.requests()[0]
+	if !verifySignature(first, got.body, got.signature) || !verifySignature(second, got.body, got.signature) ||
+		strings.Count(got.signature, "sha256=") != 2 {
+		t.Fatalf("overlap: %q does not verify with both secrets", got.signature)
+	}
+	third := rotate(0)
+	postCustomers(t, s, tn, 2, 1)
+	eventually(t, minEventually, "the second delivery", func() bool { return len(rc.requests()) == 2 })
+	got = rc.requests()[1]
+	if !verifySignature(third, got.body, got.signature) || verifySignature(second, got.body, got.signature) ||
+		verifySignature(first, got.body, got.signature) {
+		t.Fatalf("no overlap: %q", got.signature)
+	}
+}
+
+// POST …/test sends a signed ping and answers with its attempt; a token
+// without webhooks:write may not, and another shop's token finds nothing.
+func TestOutboundWebhookTestPing(t *testing.T) {
+	dir := t.TempDir()
+	s := startServerWith(t, dir, fastWebhooks)
+	tn := newTenant(t, dir, "wh-ping.example.com", "agency", "webhooks:read,webhooks:write")
+	other := newTenant(t, dir, "wh-ping-other.example.com", "agency", "webhooks:read,webhooks:write")
+	reader := cli(t, dir, "tokens", "create", "--shop", tn.shopID, "--scopes", "webhooks:read")
+	rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		w.WriteHeader(http.StatusAccepted)
+		_, _ = io.WriteString(w, "pong")
+	})
+	sub, secret := subscribe(t, dir, tn, rc.srv.URL, "order.created")
+	waitForToken(t, s, other)
+	h := func(tok string) map[string]string { return map[string]string{"Authorization": "Bearer " + tok} }
+	r := do(t, http.MethodPost, s.base+"/api/v1/webhook-subscriptions/"+sub+"/test", nil, h(tn.token))
+	if r.status != http.StatusOK {
+		t.Fatalf("test: %d %s", r.status, r.body)
+	}
+	a := attrs(data(r, t))
+	at := a["attempts"].([]any)[0].(map[string]any)
+	if a["event_type"] != "ping" || a["state"] != "succeeded" || at["response_status"] != 202.0 || at["response_body"] != "pong" {
+		t.Errorf("ping delivery %v", a)
+	}
+	got := rc.requests()
+	if len(got) != 1 || got[0].typ != "ping" || !verifySignature(secret, got[0].body, got[0].signature) {
+		t.Fatalf("ping received: %+v", got)
+	}
+	if r := do(t, http.MethodPost, s.base+"/api/v1/webhook-subscriptions/"+sub+"/test", nil, h(reader["token"].(string))); r.status != http.StatusForbidden {
+		t.Errorf("read-only token: %d %s", r.status, r.body)
+	}
+	for _, path := range []string{"/test", "/recover", "/deliveries/" + attrs(data(r, t))["subscription_id"].(string) + "/retry"} {
+		if r := do(t, http.MethodPost, s.base+"/api/v1/webhook-subscriptions/"+sub+path, []byte(`{"data":{"attributes":{"since":"2026-01-01T00:00:00Z"}}}`),
+			map[string]string{"Authorization": "Bearer " + other.token, "Content-Type": "application/json"}); r.status != http.StatusNotFound {
+			t.Errorf("another shop's %s: %d %s", path, r.status, r.body)
+		}
+	}
+	if len(rc.requests()) != 1 {
+		t.Errorf("another shop's requests reached the endpoint")
+	}
+}
+
+// The guard refuses loopback at connect time when the operator option is
+// off, by address and by a name resolving to it: the endpoint never
+// receives anything, and the attempt's reason is the coarse
+// address_refused.
+func TestOutboundWebhookGuardAtConnectTime(t *testing.T) {
+	dir := t.TempDir()
+	s := startServerWith(t, dir, func(c *Config) {
+		fastWebhooks(c)
+		c.OutboundAllowPrivate = false
+	})
+	tn := newTenant(t, dir, "wh-guard.example.com", "agency", "webhooks:read")
+	rc := newReceiver(t, nil)
+	_, port, _ := strings.Cut(strings.TrimPrefix(rc.srv.URL, "http://"), ":")
+	var subs []string
+	for _, u := range []string{"https://127.0.0.1:" + port + "/h", "https://localhost:" + port + "/h", "https://[::1]:" + port + "/h"} {
+		id, _ := subscribe(t, dir, tn, u, "customer.created") // recorded as an operator's CLI with the option would
+		subs = append(subs, id)
+	}
+	waitForToken(t, s, tn)
+	postCustomers(t, s, tn, 1, 1)
+	for _, sub := range subs {
+		eventually(t, minEventually, "the refused attempt", func() bool {
+			_, log := attemptsOf(t, s, tn, sub)
+			return len(log) >= 1 && log[0]["failure_reason"] == "address_refused"
+		})
+	}
+	if n := len(rc.requests()); n != 0 {
+		t.Fatalf("the loopback endpoint received %d requests", n)
+	}
+	if strings.Contains(s.logs.String(), ":"+port) {
+		t.Errorf("the logs name the port")
+	}
+}
+
+// auditOf lists the shop's events of one type from the audit history.
+func auditOf(t *testing.T, s *testServer, token, typ string) []map[string]any {
+	t.Helper()
+	r := s.get(t, "/api/v1/audit-events?limit=100&filter[type]="+typ, token)
+	if r.status != http.StatusOK {
+		t.Fatalf("audit-events: %d %s", r.status, r.body)
+	}
+	var out []map[string]any
+	for _, d := range r.json(t)["data"].([]any) {
+		out = append(out, attrs(d.(map[string]any)))
+	}
+	return out
+}
+
+// An endpoint that fails for the whole auto-disable period is warned
+// twice, then disabled, by the delivery side as its actor; a success
+// before then ends the failing period.
+func TestOutboundWebhookAutoDisable(t *testing.T) {
+	dir := t.TempDir()
+	s := startServerWith(t, dir, func(c *Config) {
+		fastWebhooks(c)
+		c.Test.OutboundWebhooks.Schedule = slices.Repeat([]time.Duration{100 * time.Millisecond}, 11)
+		c.Test.OutboundWebhooks.DisableAfter = 2 * time.Second
+	})
+	tn := newTenant(t, dir, "wh-disable.example.com", "agency", "webhooks:read,audit:read")
+	rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request, n int) { w.WriteHeader(http.StatusBadGateway) })
+	sub, _ := subscribe(t, dir, tn, rc.srv.URL, "customer.created")
+	waitForToken(t, s, tn)
+	// Events keep coming while it fails, as they would in a shop.
+	i := 1
+	eventually(t, minEventually, "the subscription disabled", func() bool {
+		postCustomers(t, s, tn, i, 1)
+		i++
+		return len(auditOf(t, s, tn.token, "WebhookSubscriptionDisabled")) == 1
+	})
+	dis := auditOf(t, s, tn.token, "WebhookSubscriptionDisabled")[0]
+	if dis["actor"] != "system:webhook_delivery" || dis["data"].(map[string]any)["reason"] != "failing" {
+		t.Errorf("disabled: %v", dis)
+	}
+	warns := auditOf(t, s, tn.token, "WebhookSubscriptionFailing")
+	if len(warns) != 2 || warns[0]["data"].(map[string]any)["level"] != 1.0 || warns[1]["data"].(map[string]any)["level"] != 2.0 {
+		t.Fatalf("warnings: %v", warns)
+	}
+	// Nothing is lost: the events after the disabling are held for it.
+	before := len(rc.requests())
+	postCustomers(t, s, tn, 1000, 2)
+	eventually(t, minEventually, "the new events held", func() bool {
+		return len(deliveries(t, s, nil, tn.token, sub, "&filter[state]=held")) >= 2
+	})
+	if after := len(rc.requests()); after > before+16 {
+		t.Errorf("%d requests after the disabling", after-before)
+	}
+}
+
+// SIGKILL of the server while 1,000 events are being delivered: after a
+// restart every event recorded reaches the receiver at least once, none
+// is skipped (counted per event id).
+func TestOutboundWebhooksSurviveSIGKILL(t *testing.T) {
+	dir := t.TempDir()
+	env := "CGP_OUTBOUND_ALLOW_PRIVATE=true"
+	p := startBinary(t, dir, env)
+	s := &testServer{t: t, base: p.base}
+	tn := binaryTenant(t, dir, "wh-kill.example.com")
+	rc := newReceiver(t, nil)
+	subscribe(t, dir, tn, rc.srv.URL, "customer.created")
+	waitForToken(t, s, tn)
+
+	const total, killAt = 1000, 200
+	var killed sync.Once
+	client := &http.Client{Timeout: 10 * time.Second}
+	post := func(base string, i int) bool {
+		body := customerPayload(int64(i+1), fmt.Sprintf("k%d@example.com", i), 0, "0.00", "2026-11-01T10:00:00Z")
+		req, _ := http.NewRequest(http.MethodPost, base+"/webhooks/events", strings.NewReader(string(body)))
+		for k, v := range webhookHeaders(tn, "customers/create", fmt.Sprintf("kill-%d", i), body) {
+			req.Header.Set(k, v)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return false
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}
+	var next sync.Mutex
+	i := 0
+	var wg sync.WaitGroup
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				next.Lock()
+				n := i
+				i++
+				next.Unlock()
+				if n >= total || !post(p.base, n) {
+					return
+				}
+				if rc.distinct() >= killAt {
+					killed.Do(func() { p.cmd.Process.Signal(syscall.SIGKILL) })
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	killed.Do(func() { p.cmd.Process.Signal(syscall.SIGKILL) })
+	<-p.exited
+	delivered := rc.distinct()
+
+	// Restart; the events not recorded before the kill are posted again,
+	// so that the log holds 1,000 customers.
+	p2 := startBinary(t, dir, env)
+	for n := 0; n < total; n++ {
+		if !post(p2.base, n) {
+			t.Fatalf("post %d after the restart failed", n)
+		}
+	}
+	want := map[string]bool{}
+	for _, e := range readLog(t, dir) {
+		if e.Type == "CustomerCreated" && e.ShopID == tn.shopID {
+			want[webhooks.EventID(e.ID.String())] = true
+		}
+	}
+	if len(want) != total {
+		t.Fatalf("%d customers in the log, want %d", len(want), total)
+	}
+	eventually(t, 2*minEventually, "every event delivered", func() bool { return rc.distinct() >= total })
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	for id := range want {
+		if rc.perID[id] == 0 {
+			t.Errorf("event %s never delivered", id)
+		}
+	}
+	if len(rc.perID) != total {
+		t.Errorf("%d distinct events received, want %d", len(rc.perID), total)
+	}
+	t.Logf("%d events delivered before SIGKILL; %d requests for %d events in all", delivered, len(rc.got), total)
 }
