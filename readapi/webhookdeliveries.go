@@ -28,7 +28,7 @@ func NewWebhookDeliveries(svc *webhooks.Service, a *auth.Authenticator, cursors 
 
 // Routes registers the delivery reads.
 func (d *WebhookDeliveries) Routes(r *mux.Router) {
-	r.Handle("/api/v1/webhook-subscriptions/{id}/deliveries", httpapi.Stable(httpapi.Compressed(d.auth.Require(domain.ScopeWebhooksRead,
+	r.Handle("/api/v1/webhook-subscriptions/{id}/deliveries", httpapi.Beta(httpapi.Compressed(d.auth.Require(domain.ScopeWebhooksRead,
 		http.HandlerFunc(d.handleList))))).Methods(http.MethodGet)
 }
 

@@ -44,7 +44,7 @@ func (d *WebhookDeliveries) Routes(r *mux.Router) {
 		"/api/v1/webhook-subscriptions/{id}/recover":                        d.handleRecover,
 		"/api/v1/webhook-subscriptions/{id}/test":                           d.handleTest,
 	} {
-		r.Handle(path, httpapi.Stable(d.auth.Require(domain.ScopeWebhooksWrite, d.idem(h)))).Methods(http.MethodPost)
+		r.Handle(path, httpapi.Beta(d.auth.Require(domain.ScopeWebhooksWrite, d.idem(h)))).Methods(http.MethodPost)
 	}
 }
 

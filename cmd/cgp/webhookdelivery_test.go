@@ -168,7 +168,7 @@ func fastWebhooks(c *Config) {
 func TestOutboundWebhooksDeliverSignedEvents(t *testing.T) {
 	dir := t.TempDir()
 	s := startServerWith(t, dir, fastWebhooks)
-	_ = openapitest.NewValidator
+	v := openapitest.NewValidator(t)
 	tn := newTenant(t, dir, "wh-signed.example.com", "agency", "webhooks:read,webhooks:write")
 	other := newTenant(t, dir, "wh-other.example.com", "agency", "webhooks:read,webhooks:write")
 	rc := newReceiver(t, nil)
@@ -196,7 +196,7 @@ func TestOutboundWebhooksDeliverSignedEvents(t *testing.T) {
 			t.Errorf("personal data in %s", got.body)
 		}
 	}
-	list := deliveries(t, s, nil, tn.token, sub, "")
+	list := deliveries(t, s, v, tn.token, sub, "")
 	if len(list) != 3 {
 		t.Fatalf("%d deliveries listed, want 3", len(list))
 	}
@@ -479,6 +479,7 @@ func TestOutboundWebhookTestPing(t *testing.T) {
 	if r.status != http.StatusOK {
 		t.Fatalf("test: %d %s", r.status, r.body)
 	}
+	openapitest.NewValidator(t).ValidateResponse(t, r.req, r.resp, r.body)
 	a := attrs(data(r, t))
 	at := a["attempts"].([]any)[0].(map[string]any)
 	if a["event_type"] != "ping" || a["state"] != "succeeded" || at["response_status"] != 202.0 || at["response_body"] != "pong" {
