@@ -677,3 +677,56 @@ func TestOutboundWebhooksSurviveSIGKILL(t *testing.T) {
 	}
 	t.Logf("%d events delivered before SIGKILL; %d requests for %d events in all", delivered, len(rc.got), total)
 }
+
+// A delivery that failed every attempt of the schedule is failed for
+// good; POST …/retry makes it due again and it is delivered.
+func TestOutboundWebhookRetryOneDelivery(t *testing.T) {
+	dir := t.TempDir()
+	s := startServerWith(t, dir, func(c *Config) {
+		fastWebhooks(c)
+		c.Test.OutboundWebhooks.Schedule = []time.Duration{50 * time.Millisecond}
+	})
+	v := openapitest.NewValidator(t)
+	tn := newTenant(t, dir, "wh-retry-one.example.com", "agency", "webhooks:read,webhooks:write")
+	var mu sync.Mutex
+	up := false
+	rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !up {
+			w.WriteHeader(http.StatusInternalServerError)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	})
+	sub, _ := subscribe(t, dir, tn, rc.srv.URL, "customer.created")
+	waitForToken(t, s, tn)
+	postCustomers(t, s, tn, 1, 1)
+	var failed map[string]any
+	eventually(t, minEventually, "the delivery failed", func() bool {
+		list := deliveries(t, s, v, tn.token, sub, "&filter[state]=failed")
+		if len(list) == 1 {
+			failed = list[0]
+		}
+		return len(list) == 1
+	})
+	if a := attrs(failed); a["attempt_count"] != 2.0 || a["next_attempt_at"] != nil {
+		t.Fatalf("failed delivery %v", a)
+	}
+	mu.Lock()
+	up = true
+	mu.Unlock()
+	h := map[string]string{"Authorization": "Bearer " + tn.token}
+	base := s.base + "/api/v1/webhook-subscriptions/" + sub + "/deliveries/"
+	r := do(t, http.MethodPost, base+failed["id"].(string)+"/retry", nil, h)
+	v.ValidateResponse(t, r.req, r.resp, r.body)
+	if r.status != http.StatusAccepted || attrs(data(r, t))["state"] != "pending" {
+		t.Fatalf("retry: %d %s", r.status, r.body)
+	}
+	if r := do(t, http.MethodPost, base+"whd_unknown/retry", nil, h); r.status != http.StatusNotFound {
+		t.Errorf("retry of an unknown delivery: %d %s", r.status, r.body)
+	}
+	eventually(t, minEventually, "the retried delivery succeeds", func() bool {
+		return len(deliveries(t, s, nil, tn.token, sub, "&filter[state]=succeeded")) == 1
+	})
+}
