@@ -30,6 +30,7 @@ import (
 	"github.com/cgp-platform/cgp/projections/messaging"
 	"github.com/cgp-platform/cgp/projections/templateholds"
 	"github.com/cgp-platform/cgp/projections/tenancy"
+	"github.com/cgp-platform/cgp/projections/webhooksubs"
 	"github.com/cgp-platform/cgp/vault"
 )
 
@@ -136,6 +137,11 @@ func Modules() []Module {
 		Projectors: func(d Deps) []projections.Projector { return one(journeys.Projector(d.Codec)) },
 		Reactors:   func(d Deps) []projections.Projector { return one(enrollment.Projector(d.Codec, enroll(d))) },
 		Routes:     []Route{{"readapi.Journeys, writeapi.Journeys", mountJourneys}},
+	}, {
+		Name:       "webhooks",
+		Projectors: func(d Deps) []projections.Projector { return one(webhooksubs.Projector(d.Codec)) },
+		Routes:     []Route{{"writeapi.Webhooks, readapi.Webhooks", mountWebhooks}},
+		Commands:   []string{"webhooks"},
 	}, {
 		Name:       "intelligence",
 		Projectors: func(d Deps) []projections.Projector { return one(intelligence.Projector(d.Codec)) },

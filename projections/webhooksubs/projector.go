@@ -45,7 +45,9 @@ func Projector(codec *envelope.Codec) projections.Projector {
 		Name:       Name,
 		Migrations: migrations,
 		Types:      cases.Types(),
-		Handle:     cases.Handle(codec, func(apply projections.DecodedHandler) projections.DecodedHandler { return projections.WrapErrors(Name, apply) }),
+		Handle: cases.Handle(codec, func(apply projections.DecodedHandler) projections.DecodedHandler {
+			return projections.WrapErrors(Name, apply)
+		}),
 	}
 }
 
