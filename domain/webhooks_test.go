@@ -199,24 +199,42 @@ func TestWebhookSubscriptionsDisableAndWarn(t *testing.T) {
 		want  string
 	}{
 		{"gone", []domain.Event{created("whs_1")},
-			func(w *domain.WebhookSubscriptions) []domain.Event { return w.Disable("whs_1", domain.WebhookDisabledGone, 410, whNow) }, "Disabled(gone 410)"},
+			func(w *domain.WebhookSubscriptions) []domain.Event {
+				return w.Disable("whs_1", domain.WebhookDisabledGone, 410, whNow)
+			}, "Disabled(gone 410)"},
 		{"disabled twice", []domain.Event{created("whs_1"), &domain.WebhookSubscriptionDisabled{SubscriptionID: "whs_1"}},
-			func(w *domain.WebhookSubscriptions) []domain.Event { return w.Disable("whs_1", domain.WebhookDisabledFailing, 0, whNow) }, ""},
+			func(w *domain.WebhookSubscriptions) []domain.Event {
+				return w.Disable("whs_1", domain.WebhookDisabledFailing, 0, whNow)
+			}, ""},
 		{"disable a deleted one", nil,
-			func(w *domain.WebhookSubscriptions) []domain.Event { return w.Disable("whs_1", domain.WebhookDisabledGone, 410, whNow) }, ""},
+			func(w *domain.WebhookSubscriptions) []domain.Event {
+				return w.Disable("whs_1", domain.WebhookDisabledGone, 410, whNow)
+			}, ""},
 		{"first warning", []domain.Event{created("whs_1")},
-			func(w *domain.WebhookSubscriptions) []domain.Event { return w.Warn("whs_1", 1, since, at, "HTTP 500", whNow) }, "Failing(1)"},
+			func(w *domain.WebhookSubscriptions) []domain.Event {
+				return w.Warn("whs_1", 1, since, at, "HTTP 500", whNow)
+			}, "Failing(1)"},
 		{"same level again", []domain.Event{created("whs_1"), warned},
-			func(w *domain.WebhookSubscriptions) []domain.Event { return w.Warn("whs_1", 1, since, at, "HTTP 500", whNow) }, ""},
+			func(w *domain.WebhookSubscriptions) []domain.Event {
+				return w.Warn("whs_1", 1, since, at, "HTTP 500", whNow)
+			}, ""},
 		{"next level", []domain.Event{created("whs_1"), warned},
-			func(w *domain.WebhookSubscriptions) []domain.Event { return w.Warn("whs_1", 2, since, at, "HTTP 500", whNow) }, "Failing(2)"},
+			func(w *domain.WebhookSubscriptions) []domain.Event {
+				return w.Warn("whs_1", 2, since, at, "HTTP 500", whNow)
+			}, "Failing(2)"},
 		{"a change restarts the levels", []domain.Event{created("whs_1"), warned, &domain.WebhookSubscriptionUpdated{SubscriptionID: "whs_1", URL: "https://x.example.com"}},
-			func(w *domain.WebhookSubscriptions) []domain.Event { return w.Warn("whs_1", 1, since, at, "HTTP 500", whNow) }, "Failing(1)"},
+			func(w *domain.WebhookSubscriptions) []domain.Event {
+				return w.Warn("whs_1", 1, since, at, "HTTP 500", whNow)
+			}, "Failing(1)"},
 		{"enabling restarts the levels", []domain.Event{created("whs_1"), warned, &domain.WebhookSubscriptionDisabled{SubscriptionID: "whs_1"},
 			&domain.WebhookSubscriptionEnabled{SubscriptionID: "whs_1"}},
-			func(w *domain.WebhookSubscriptions) []domain.Event { return w.Warn("whs_1", 1, since, at, "HTTP 500", whNow) }, "Failing(1)"},
+			func(w *domain.WebhookSubscriptions) []domain.Event {
+				return w.Warn("whs_1", 1, since, at, "HTTP 500", whNow)
+			}, "Failing(1)"},
 		{"no warning while disabled", []domain.Event{created("whs_1"), &domain.WebhookSubscriptionDisabled{SubscriptionID: "whs_1"}},
-			func(w *domain.WebhookSubscriptions) []domain.Event { return w.Warn("whs_1", 1, since, at, "HTTP 500", whNow) }, ""},
+			func(w *domain.WebhookSubscriptions) []domain.Event {
+				return w.Warn("whs_1", 1, since, at, "HTTP 500", whNow)
+			}, ""},
 	} {
 		if got := describe(c.do(given(c.given...))); got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
