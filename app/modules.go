@@ -30,6 +30,7 @@ import (
 	"github.com/cgp-platform/cgp/projections/messaging"
 	"github.com/cgp-platform/cgp/projections/templateholds"
 	"github.com/cgp-platform/cgp/projections/tenancy"
+	"github.com/cgp-platform/cgp/projections/webhooksubs"
 	"github.com/cgp-platform/cgp/vault"
 )
 
@@ -137,9 +138,12 @@ func Modules() []Module {
 		Reactors:   func(d Deps) []projections.Projector { return one(enrollment.Projector(d.Codec, enroll(d))) },
 		Routes:     []Route{{"readapi.Journeys, writeapi.Journeys", mountJourneys}},
 	}, {
-		Name:   "webhooks",
-		Routes: []Route{{"readapi.WebhookDeliveries, writeapi.WebhookDeliveries", mountWebhookDeliveries}},
-		Jobs:   []BackgroundJob{{"webhook_delivery", webhookDeliveryJob}},
+		Name:       "webhooks",
+		Projectors: func(d Deps) []projections.Projector { return one(webhooksubs.Projector(d.Codec)) },
+		Routes: []Route{{"writeapi.Webhooks, readapi.Webhooks", mountWebhooks},
+			{"readapi.WebhookDeliveries, writeapi.WebhookDeliveries", mountWebhookDeliveries}},
+		Jobs:     []BackgroundJob{{"webhook_delivery", webhookDeliveryJob}},
+		Commands: []string{"webhooks"},
 	}, {
 		Name:       "intelligence",
 		Projectors: func(d Deps) []projections.Projector { return one(intelligence.Projector(d.Codec)) },

@@ -27,6 +27,7 @@ import (
 	"github.com/cgp-platform/cgp/projections/journeys"
 	"github.com/cgp-platform/cgp/projections/marketplaces"
 	"github.com/cgp-platform/cgp/projections/messaging"
+	"github.com/cgp-platform/cgp/projections/webhooksubs"
 	"github.com/cgp-platform/cgp/readapi"
 	"github.com/cgp-platform/cgp/writeapi"
 )
@@ -109,6 +110,15 @@ func mountJourneys(a *App, r *mux.Router, idem Middleware) {
 	q := journeys.NewQueries(a.Store.DB())
 	readapi.NewJourneys(q, a.Customers, a.Auth, a.cursors, a.Runtime).Routes(r)
 	writeapi.NewJourneys(a.Commands, a.Auth, idem, q, a.Runtime).Routes(r)
+}
+
+// mountWebhooks registers the webhook subscription endpoints and the
+// event-type catalogue (the deliveries' endpoints are the delivery
+// side's).
+func mountWebhooks(a *App, r *mux.Router, idem Middleware) {
+	q := webhooksubs.NewQueries(a.Store.DB())
+	readapi.NewWebhooks(q, a.Auth, a.cursors, a.Runtime).Routes(r)
+	writeapi.NewWebhooks(a.Commands, a.Auth, idem, q, a.Runtime, a.Config.OutboundAllowPrivate).Routes(r)
 }
 
 // mountIntelligence registers the intelligence reads (keywords come from

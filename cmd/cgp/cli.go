@@ -96,6 +96,7 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(marketplacesCommands(cfg, stdout, stderr)...)
 	root.AddCommand(intelligenceCommands(cfg, stdout, stderr)...)
 	root.AddCommand(devCommands(cfg, stdout, stderr)...)
+	root.AddCommand(webhooksCommand(cfg, stdout, stderr))
 	requireKnownShops(root, cfg)
 	return root
 }

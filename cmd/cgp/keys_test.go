@@ -35,6 +35,7 @@ func TestRouteScopeWalk(t *testing.T) {
 	bodies := map[string]string{
 		"PATCH /api/v1/customers/{customer_id}": `{"data":{"attributes":{"tags":["walk"]}}}`,
 		"POST /api/v1/api-keys":                 `{"data":{"attributes":{"shop_id":"` + base.shopID + `","scopes":["customers:read"]}}}`,
+		"POST /api/v1/webhook-subscriptions":    `{"data":{"attributes":{"url":"https://hooks.walk.example.com/","event_types":["*"]}}}`,
 	}
 	doc := openapitest.Document(t)
 	walked := 0

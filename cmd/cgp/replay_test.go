@@ -181,6 +181,16 @@ func seedShop(t *testing.T, s *testServer, dir string, customers, orders int) te
 		s.deliver(t, tn, "customers/create", fmt.Sprintf("replay-c-%d", i),
 			customerPayload(int64(7000+i), fmt.Sprintf("person%d@replay.example.com", i), 0, "0.00", "2026-11-01T10:00:00-05:00"))
 	}
+	// Webhook subscriptions: changed, rotated, one deleted.
+	for i, types := range []string{"order.paid,order.created", "*"} {
+		id := cli(t, dir, "webhooks", "create", "--shop", tn.shopID, "--url", fmt.Sprintf("https://hooks.replay.example.com/%d", i),
+			"--event-types", types)["id"].(string)
+		cli(t, dir, "webhooks", "update", "--shop", tn.shopID, "--id", id, "--enabled=false", "--description", "replayed")
+		cli(t, dir, "webhooks", "rotate-secret", "--shop", tn.shopID, "--id", id, "--overlap", "1h")
+		if i == 1 {
+			cli(t, dir, "webhooks", "delete", "--shop", tn.shopID, "--id", id)
+		}
+	}
 	return tn
 }
 
