@@ -176,14 +176,18 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 	}
 	stack, err := httpapi.NewStack(httpapi.StackConfig{Logger: core.Logger, Registry: a.Registry, TrustedProxies: proxies})
 	if err != nil {
-		return nil, errors.Join(err, a.closeWarehouse(), a.LastUse.Close(), store.Close())
+		return nil, errors.Join(err, a.closeWarehouse(), a.Webhooks.Close(), a.LastUse.Close(), store.Close())
 	}
 	a.checks = a.readinessChecks()
 	r := httpapi.NewRouter()
+	sealer, err := idempotency.NewSealer(deriveKey(core.CursorKey, "cgp idempotency answers v1"))
+	if err != nil {
+		return nil, errors.Join(err, a.closeWarehouse(), a.Webhooks.Close(), a.LastUse.Close(), store.Close())
+	}
 	idem := idempotency.Middleware(a.Idempotency, func(r *http.Request) (string, bool) {
 		p, ok := auth.FromContext(r.Context())
 		return p.TokenID, ok
-	}, idempotency.Options{})
+	}, idempotency.Options{Sealer: sealer})
 	for _, m := range Modules() {
 		for _, rt := range m.Routes {
 			rt.Mount(a, r, idem)

@@ -56,6 +56,10 @@ type Options struct {
 	// response is stored (true) or its key released (false). Default
 	// DefaultStorable.
 	Storable func(status int, header http.Header) bool
+	// Sealer, when set, seals the bodies stored and opens them for a
+	// replay: a stored answer may hold a secret shown once (a new token,
+	// a signing secret), and the store must not keep it in clear.
+	Sealer Sealer
 	// StoreTimeout bounds Complete and Release after the handler returned.
 	// They run even when the client went away, since the work is done.
 	// Default 10 s.
@@ -203,6 +207,14 @@ func (m *middleware) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch claim.Outcome {
 	case Replay:
+		if m.opts.Sealer != nil {
+			body, err := m.opts.Sealer.Open(claim.Response.Body)
+			if err != nil {
+				httpapi.WriteError(w, r, err)
+				return
+			}
+			claim.Response.Body = body
+		}
 		m.replay(w, claim.Response)
 	case Mismatch:
 		httpapi.WriteError(w, r, httpapi.IdempotencyKeyReused())
@@ -293,6 +305,15 @@ func (m *middleware) run(w http.ResponseWriter, r *http.Request, claim Claim) {
 		return
 	}
 	resp := Response{Status: status, Header: m.selectHeaders(header), Body: cw.buf.Bytes()}
+	if m.opts.Sealer != nil {
+		sealed, err := m.opts.Sealer.Seal(resp.Body)
+		if err != nil {
+			m.end(r, func(ctx context.Context) error { return m.store.Release(ctx, claim) }, "release")
+			cw.flush()
+			return
+		}
+		resp.Body = sealed
+	}
 	m.end(r, func(ctx context.Context) error { return m.store.Complete(ctx, claim, resp) }, "complete")
 	cw.flush()
 }

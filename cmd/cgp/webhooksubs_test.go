@@ -111,6 +111,23 @@ func TestWebhookSubscriptionsOverHTTP(t *testing.T) {
 	}
 	secrets := erasedValues{secret}
 
+	// With an Idempotency-Key, a repeat answers the same subscription and
+	// secret; the stored answer is sealed (the data-directory scan below
+	// covers idempotency.db).
+	idemBody := subscriptionBody("https://crm.hooks-a.example.com/cgp", []string{"customer.created"}, "")
+	idemHeaders := map[string]string{"Authorization": "Bearer " + writer, "Content-Type": "application/json", "Idempotency-Key": "create-crm-1"}
+	first := do(t, http.MethodPost, s.base+"/api/v1/webhook-subscriptions", []byte(idemBody), idemHeaders)
+	again := do(t, http.MethodPost, s.base+"/api/v1/webhook-subscriptions", []byte(idemBody), idemHeaders)
+	if first.status != 201 || again.status != 201 || again.header.Get("Idempotent-Replayed") != "true" ||
+		whAttrs(t, again)["secret"] != whAttrs(t, first)["secret"] || !bytes.Equal(first.body, again.body) {
+		t.Fatalf("idempotent create: %d %s / %d %s", first.status, first.body, again.status, again.body)
+	}
+	secrets = append(secrets, whAttrs(t, first)["secret"].(string))
+	idemID := first.json(t)["data"].(map[string]any)["id"].(string)
+	if r := w.call(http.MethodDelete, "/api/v1/webhook-subscriptions/"+idemID, ""); r.status != 204 {
+		t.Fatalf("delete: %d %s", r.status, r.body)
+	}
+
 	// Read and list: never the secret.
 	one := rd.get("/api/v1/webhook-subscriptions/"+id, created.position(t))
 	if one.status != 200 || whAttrs(t, one)["url"] != "https://erp.hooks-a.example.com/cgp" {
@@ -263,8 +280,8 @@ func TestWebhookSubscriptionsOverHTTP(t *testing.T) {
 		}
 		cursor = next
 	}
-	want := map[string]int{"WebhookSubscriptionCreated": 1, "WebhookSubscriptionUpdated": 1, "WebhookSubscriptionDisabled": 1,
-		"WebhookSubscriptionEnabled": 1, "WebhookSecretRotated": 3, "WebhookSubscriptionDeleted": 1}
+	want := map[string]int{"WebhookSubscriptionCreated": 2, "WebhookSubscriptionUpdated": 1, "WebhookSubscriptionDisabled": 1,
+		"WebhookSubscriptionEnabled": 1, "WebhookSecretRotated": 3, "WebhookSubscriptionDeleted": 2}
 	if fmt.Sprint(seen) != fmt.Sprint(want) {
 		t.Errorf("audit history: %v, want %v", seen, want)
 	}
