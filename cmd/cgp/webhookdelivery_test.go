@@ -205,6 +205,15 @@ func TestOutboundWebhooksDeliverSignedEvents(t *testing.T) {
 	if a["state"] != "succeeded" || a["attempt_count"] != 1.0 || at["response_status"] != 200.0 || at["response_body"] != `{"ok":true}` {
 		t.Errorf("delivery %v", a)
 	}
+	// The CLI's twins: the attempt log, and a recover (nothing failed:
+	// nothing is sent again).
+	out := cli(t, dir, "webhooks", "deliveries", "--shop", tn.shopID, "--id", sub, "--state", "succeeded")
+	if got := out["deliveries"].([]any); len(got) != 3 || got[0].(map[string]any)["attributes"].(map[string]any)["state"] != "succeeded" {
+		t.Errorf("cgp webhooks deliveries: %v", out)
+	}
+	if out := cli(t, dir, "webhooks", "recover", "--shop", tn.shopID, "--id", sub, "--since", "2026-01-01T00:00:00Z"); out["position"] == nil {
+		t.Errorf("cgp webhooks recover: %v", out)
+	}
 	// Another shop's token finds no such subscription.
 	if r := s.get(t, "/api/v1/webhook-subscriptions/"+sub+"/deliveries", other.token); r.status != http.StatusNotFound {
 		t.Errorf("another shop: %d %s", r.status, r.body)
