@@ -111,25 +111,59 @@ func subscriptionTypes() []string {
 		"WebhookPingRequested", "WebhookRedeliveryRequested", "ShopErased"}
 }
 
-// Projector returns the fan-out reactor; committed is called after each
-// transaction that applied an event (it wakes the dispatcher).
+// fanoutProjector returns the fan-out reactor; committed is called after
+// each transaction that applied an event (it wakes the dispatcher).
 func fanoutProjector(codec *envelope.Codec, committed func()) projections.Projector {
 	f := &fanout{codec: codec}
 	types := append(subscriptionTypes(), sources...)
+	own := map[string]bool{}
+	for _, t := range subscriptionTypes() {
+		own[t] = true
+	}
 	apply := projections.Sealing(codec, secretLabel, f.apply)
-	return projections.Projector{
-		Name:       FanoutName,
-		Migrations: migrations,
-		Types:      types,
-		Handle:     projections.Decoding(codec, types, apply),
-		HandleBatch: projections.DecodingBatch(codec, types, func(ctx context.Context, tx *sql.Tx, events []projections.DecodedEvent) error {
-			for i := range events {
-				if err := apply(ctx, tx, &events[i].Event, events[i].Decoded); err != nil {
-					return err
-				}
+	// An event of a shop without subscriptions makes no delivery: it is
+	// not even decoded (most of a log's events, on most installs), so
+	// following the log costs an indexed lookup per event.
+	relevant := func(ctx context.Context, tx *sql.Tx, e *eventlog.Event) (bool, error) {
+		if own[e.Type] {
+			return true, nil
+		}
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM wh_subscriptions WHERE shop_id = ? LIMIT 1)`,
+			e.ShopID).Scan(&n); err != nil {
+			return false, fmt.Errorf("subscriptions of %s: %w", e.ShopID, err)
+		}
+		return n > 0, nil
+	}
+	batch := func(ctx context.Context, tx *sql.Tx, events []eventlog.Event) error {
+		for i := range events {
+			e := &events[i]
+			ok, err := relevant(ctx, tx, e)
+			if err != nil {
+				return err
 			}
-			return nil
-		}),
+			if !ok {
+				continue
+			}
+			d, err := codec.Decode(ctx, e)
+			if errors.Is(err, envelope.ErrShopErased) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			if err := apply(ctx, tx, e, d); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return projections.Projector{
+		Name:        FanoutName,
+		Migrations:  migrations,
+		Types:       types,
+		Handle:      projections.OneByOne(batch),
+		HandleBatch: batch,
 		Committed: func(eventlog.Event) {
 			if committed != nil {
 				committed()
@@ -288,5 +322,3 @@ func exec(ctx context.Context, tx *sql.Tx, q string, args ...any) error {
 	}
 	return nil
 }
-
-var errNotFound = errors.New("not found")
