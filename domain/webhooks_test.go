@@ -191,7 +191,7 @@ func TestWebhookSubscriptionsRotateSecret(t *testing.T) {
 // twice, nor for a subscription gone or disabled.
 func TestWebhookSubscriptionsDisableAndWarn(t *testing.T) {
 	since, at := whNow.Add(-48*time.Hour), whNow.Add(72*time.Hour)
-	warned := &domain.WebhookSubscriptionFailing{SubscriptionID: "whs_1", Level: 1}
+	warned := &domain.WebhookSubscriptionFailing{SubscriptionID: "whs_1", Level: 1, FailingSince: since}
 	for _, c := range []struct {
 		name  string
 		given []domain.Event
@@ -218,6 +218,10 @@ func TestWebhookSubscriptionsDisableAndWarn(t *testing.T) {
 			func(w *domain.WebhookSubscriptions) []domain.Event {
 				return w.Warn("whs_1", 1, since, at, "HTTP 500", whNow)
 			}, ""},
+		{"a new failing period warns again", []domain.Event{created("whs_1"), warned},
+			func(w *domain.WebhookSubscriptions) []domain.Event {
+				return w.Warn("whs_1", 1, since.Add(time.Hour), at, "HTTP 500", whNow)
+			}, "Failing(1)"},
 		{"next level", []domain.Event{created("whs_1"), warned},
 			func(w *domain.WebhookSubscriptions) []domain.Event {
 				return w.Warn("whs_1", 2, since, at, "HTTP 500", whNow)

@@ -56,9 +56,12 @@ type Options struct {
 	// response is stored (true) or its key released (false). Default
 	// DefaultStorable.
 	Storable func(status int, header http.Header) bool
-	// Sealer, when set, seals the bodies stored and opens them for a
-	// replay: a stored answer may hold a secret shown once (a new token,
-	// a signing secret), and the store must not keep it in clear.
+	// Sealer, when set, seals the stored body of every answer its handler
+	// marked with SealAnswer (those that show a secret once: a new token,
+	// a signing secret) and opens it for a replay, so the store never
+	// keeps such a secret in clear. Other bodies are stored as they are,
+	// so that an erasure's Forget finds the ones that name an erased
+	// customer.
 	Sealer Sealer
 	// StoreTimeout bounds Complete and Release after the handler returned.
 	// They run even when the client went away, since the work is done.
@@ -305,7 +308,7 @@ func (m *middleware) run(w http.ResponseWriter, r *http.Request, claim Claim) {
 		return
 	}
 	resp := Response{Status: status, Header: m.selectHeaders(header), Body: cw.buf.Bytes()}
-	if m.opts.Sealer != nil {
+	if m.opts.Sealer != nil && cw.seal {
 		sealed, err := m.opts.Sealer.Seal(resp.Body)
 		if err != nil {
 			m.end(r, func(ctx context.Context) error { return m.store.Release(ctx, claim) }, "release")
@@ -349,6 +352,8 @@ func (m *middleware) selectHeaders(h http.Header) http.Header {
 // does, the ones that count are those present when the status was written,
 // which the writer snapshots then and restores on flush.
 type captureWriter struct {
+	// seal is set by SealAnswer: the stored copy is sealed.
+	seal      bool
 	w         http.ResponseWriter
 	max       int
 	status    int
@@ -425,5 +430,15 @@ func (c *captureWriter) flush() {
 	c.w.WriteHeader(c.finalStatus())
 	if c.buf.Len() > 0 {
 		_, _ = c.w.Write(c.buf.Bytes()) // a failed write means the client is gone
+	}
+}
+
+// SealAnswer marks the answer being written to w as one that shows a
+// secret once: when the request carries an Idempotency-Key, the copy
+// stored for its replays is sealed (Options.Sealer). It does nothing for
+// a request without the header.
+func SealAnswer(w http.ResponseWriter) {
+	if cw, ok := w.(*captureWriter); ok {
+		cw.seal = true
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -606,5 +607,46 @@ func TestHeadersAfterStatus(t *testing.T) {
 	}
 	if n := h.n.Load(); n != 1 {
 		t.Fatalf("the handler ran %d times, want once", n)
+	}
+}
+
+// Only an answer its handler marked with SealAnswer is stored sealed; a
+// replay of either answers the original bytes.
+func TestSealAnswerSealsOnlyMarkedAnswers(t *testing.T) {
+	dir := t.TempDir()
+	store := openStore(t, filepath.Join(dir, "idem.db"))
+	sealer, err := idempotency.NewSealer(bytes.Repeat([]byte{7}, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := idempotency.Middleware(store, func(*http.Request) (string, bool) { return "tok", true }, idempotency.Options{Sealer: sealer})(
+		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/sealed" {
+				idempotency.SealAnswer(w)
+			}
+			w.WriteHeader(http.StatusCreated)
+			_, _ = io.WriteString(w, `{"secret":"whsec_`+r.URL.Path[1:]+`"}`)
+		}))
+	for _, path := range []string{"/sealed", "/open"} {
+		for i := 0; i < 2; i++ {
+			req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(`{}`))
+			req.Header.Set("Idempotency-Key", "k"+path[1:])
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			if rec.Code != http.StatusCreated || rec.Body.String() != `{"secret":"whsec_`+path[1:]+`"}` ||
+				(i == 1) != (rec.Header().Get(idempotency.HeaderReplayed) == "true") {
+				t.Fatalf("%s #%d: %d %s", path, i, rec.Code, rec.Body)
+			}
+		}
+	}
+	var all []byte
+	files, _ := filepath.Glob(filepath.Join(dir, "idem.db*"))
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		all = append(all, b...)
+	}
+	if bytes.Contains(all, []byte("whsec_sealed")) || !bytes.Contains(all, []byte("whsec_open")) {
+		t.Errorf("stored: sealed one in clear %v, open one in clear %v", bytes.Contains(all, []byte("whsec_sealed")),
+			bytes.Contains(all, []byte("whsec_open")))
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/cgp-platform/cgp/commands"
 	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/httpapi"
+	"github.com/cgp-platform/cgp/idempotency"
 )
 
 // TokenInfo is what the key endpoints need to know of an existing token.
@@ -85,6 +86,7 @@ func (k *APIKeys) handleAPIKeyCreate(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set(httpapi.HeaderEventPosition, strconv.FormatUint(res.Position, 10))
 	w.Header().Set("Location", "/api/v1/api-keys/"+res.ID)
 	w.Header().Set("Cache-Control", "no-store")
+	idempotency.SealAnswer(w)
 	httpapi.WriteResource(w, r, http.StatusCreated, apiKeyResource(res.ID, *body.ShopID, body.Name, scopes, body.Environment, res.Token, k.now()))
 }
 
@@ -114,6 +116,7 @@ func (k *APIKeys) handleAPIKeyRotate(w http.ResponseWriter, r *http.Request) {
 	k.auth.Revoke(target.Hash)
 	w.Header().Set(httpapi.HeaderEventPosition, strconv.FormatUint(res.Position, 10))
 	w.Header().Set("Cache-Control", "no-store")
+	idempotency.SealAnswer(w)
 	httpapi.WriteResource(w, r, http.StatusOK, apiKeyResource(id, target.ShopID, target.Name, target.Scopes, target.Environment, res.Token, k.now()))
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/cgp-platform/cgp/commands"
 	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/httpapi"
+	"github.com/cgp-platform/cgp/idempotency"
 	"github.com/cgp-platform/cgp/projections/webhooksubs"
 	"github.com/cgp-platform/cgp/readapi"
 )
@@ -76,6 +77,7 @@ func (wh *Webhooks) handleCreate(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set(readapi.HeaderPosition, strconv.FormatUint(res.Position, 10))
 	w.Header().Set("Location", readapi.WebhookSubscriptionPath(res.ID))
 	w.Header().Set("Cache-Control", "no-store")
+	idempotency.SealAnswer(w)
 	httpapi.WriteResource(w, r, http.StatusCreated, readapi.WebhookSubscriptionResource(webhooksubs.FromCreated(created), res.Secret))
 }
 
@@ -176,6 +178,7 @@ func (wh *Webhooks) handleRotate(w http.ResponseWriter, r *http.Request) {
 	}
 	rotated := res.Event.(*domain.WebhookSecretRotated)
 	w.Header().Set("Cache-Control", "no-store")
+	idempotency.SealAnswer(w)
 	wh.serve(w, r, p.ShopID, id, res.Result, res.Secret, func(s *webhooksubs.Subscription) {
 		s.SecretRotatedAt, s.PreviousSecretValidUntil, s.UpdatedAt = rotated.RotatedAt, rotated.PreviousValidUntil, rotated.RotatedAt
 	})

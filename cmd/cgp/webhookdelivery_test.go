@@ -196,6 +196,10 @@ func TestOutboundWebhooksDeliverSignedEvents(t *testing.T) {
 			t.Errorf("personal data in %s", got.body)
 		}
 	}
+	// The receiver answered; the outcomes are recorded just after.
+	eventually(t, minEventually, "three successes recorded", func() bool {
+		return len(deliveries(t, s, nil, tn.token, sub, "&filter[state]=succeeded")) == 3
+	})
 	list := deliveries(t, s, v, tn.token, sub, "")
 	if len(list) != 3 {
 		t.Fatalf("%d deliveries listed, want 3", len(list))
