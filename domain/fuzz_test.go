@@ -1,6 +1,7 @@
 package domain_test
 
 import (
+	"net/url"
 	"strings"
 	"testing"
 
@@ -54,6 +55,35 @@ func FuzzExpandImageScopes(f *testing.F) {
 		}
 		if seen["images:write"] && !seen["images:read"] {
 			t.Fatalf("implication missing: %v", got)
+		}
+	})
+}
+
+// A subscription's settings come from a shop: whatever they are, the
+// validation never panics, and what it accepts is an absolute http(s)
+// URL without credentials, known event types sorted without repeats, and
+// a description within its limit.
+func FuzzNewWebhookEndpoint(f *testing.F) {
+	f.Add("https://hooks.example.com/cgp", "order.created,customer.redacted", "ERP")
+	f.Add("https://user:pw@hooks.example.com/", "*", "")
+	f.Add("http://[::1]:80/x#frag", "order.created,order.created", strings.Repeat("é", 501))
+	f.Add(" https://x.example.com ", "*,order.paid", "\xff")
+	f.Fuzz(func(t *testing.T, raw, types, description string) {
+		ep, err := domain.NewWebhookEndpoint(raw, strings.Split(types, ","), description)
+		if err != nil {
+			if domain.ErrorCode(err) != domain.CodeInvalid {
+				t.Fatalf("error %v is not a validation failure", err)
+			}
+			return
+		}
+		u, perr := url.Parse(ep.URL)
+		if perr != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil || u.Fragment != "" {
+			t.Fatalf("accepted URL %q", ep.URL)
+		}
+		for i, et := range ep.EventTypes {
+			if et != domain.WebhookAllEvents && !domain.IsWebhookEventType(et) || i > 0 && ep.EventTypes[i-1] >= et {
+				t.Fatalf("accepted types %v", ep.EventTypes)
+			}
 		}
 	})
 }

@@ -77,3 +77,17 @@ func TestGuardNeverFollowsRedirects(t *testing.T) {
 		t.Fatalf("status %d, followed %v", resp.StatusCode, followed.Load())
 	}
 }
+
+// Retry-After comes from any endpoint: it never panics and is never
+// negative.
+func FuzzRetryAfter(f *testing.F) {
+	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	for _, v := range []string{"", "7", "0", "-1", "99999999999", "Fri, 27 Nov 2026 12:01:00 GMT", "Thu, 01 Jan 1970 00:00:00 GMT", " 12 "} {
+		f.Add(v)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		if d := retryAfter(v, now); d < 0 {
+			t.Fatalf("Retry-After %q: %v", v, d)
+		}
+	})
+}
