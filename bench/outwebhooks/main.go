@@ -66,9 +66,9 @@ func main() {
 				if err != nil {
 					fail(err)
 				}
-				fmt.Printf("rate %d × subs %d, run %d: acked %d/%d, sustained %.0f/s (overall %.0f/s), lag p50 %v p95 %v p99 %v, dup %d, missing %d, bad signatures %d, cpu %.2f cores, rss %.0f MB, baseline %.0f posts/s, drain %.0f/s (missing %d, dup %d)\n",
+				fmt.Printf("rate %d × subs %d, run %d: acked %d/%d, sustained %.0f/s (overall %.0f/s), lag p50 %v p95 %v p99 %v, dup %d, missing %d, bad signatures %d, at the end of the sends %d not fanned out and %d pending, cpu %.2f cores, rss %.0f MB, baseline %.0f posts/s, drain %.0f/s (missing %d, dup %d)\n",
 					rate, subs, i+1, res.acked, res.sent, res.sustained, res.overall, res.lag.P(50), res.lag.P(95), res.lag.P(99),
-					res.duplicates, res.missing, res.badSig, res.cpuCores, res.rssMB, res.baseline, res.drain, res.drainMissing, res.drainDuplicates)
+					res.duplicates, res.missing, res.badSig, res.notFannedOut, res.pendingAtEnd, res.cpuCores, res.rssMB, res.baseline, res.drain, res.drainMissing, res.drainDuplicates)
 				r.res = append(r.res, res)
 			}
 			rows = append(rows, r)
@@ -76,8 +76,8 @@ func main() {
 	}
 	fmt.Printf("\nMedians of %d runs of %v; the bare loop has %d goroutines; the drain backlog is %s deliveries.\n\n",
 		*runs, *duration, *k, benchkit.Thousands(float64(*drainN)))
-	fmt.Println("| events/s × subscriptions | offered deliveries/s | sustained deliveries/s (steady window) | lag p50 / p95 / p99 | duplicates | missing | server CPU, cores | server RSS | bare POST loop | ratio | drain deliveries/s |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Println("| events/s × subscriptions | offered deliveries/s | sustained deliveries/s (steady window) | all delivered, deliveries/s | lag p50 / p95 / p99 | duplicates / missing / bad signatures | at the end of the sends: not fanned out / pending | server CPU, cores | server RSS | bare POST loop | ratio | drain deliveries/s |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range rows {
 		med := func(f func(live) float64) float64 { return benchkit.MedianOf(r.res, f) }
 		sustained := med(func(l live) float64 { return l.sustained })
@@ -86,11 +86,15 @@ func main() {
 		if baseline > 0 {
 			ratio = sustained / baseline
 		}
-		fmt.Printf("| %d × %d | %s/s | %s/s | %.1f / %.1f / %.1f ms | %.0f | %.0f | %.2f | %.0f MB | %s posts/s | %.2f | %s/s |\n",
+		fmt.Printf("| %d × %d | %s/s | %s/s | %s/s | %s / %s / %s ms | %.0f / %.0f / %.0f | %s / %s | %.2f | %.0f MB | %s posts/s | %.2f | %s/s |\n",
 			r.rate, r.subs, benchkit.Thousands(float64(r.rate*r.subs)), benchkit.Thousands(sustained),
-			med(func(l live) float64 { return benchkit.Ms(l.lag.P(50)) }), med(func(l live) float64 { return benchkit.Ms(l.lag.P(95)) }),
-			med(func(l live) float64 { return benchkit.Ms(l.lag.P(99)) }),
+			benchkit.Thousands(med(func(l live) float64 { return l.overall })),
+			ms(med(func(l live) float64 { return benchkit.Ms(l.lag.P(50)) })), ms(med(func(l live) float64 { return benchkit.Ms(l.lag.P(95)) })),
+			ms(med(func(l live) float64 { return benchkit.Ms(l.lag.P(99)) })),
 			med(func(l live) float64 { return float64(l.duplicates) }), med(func(l live) float64 { return float64(l.missing) }),
+			med(func(l live) float64 { return float64(l.badSig) }),
+			benchkit.Thousands(med(func(l live) float64 { return float64(l.notFannedOut) })),
+			benchkit.Thousands(med(func(l live) float64 { return float64(l.pendingAtEnd) })),
 			med(func(l live) float64 { return l.cpuCores }), med(func(l live) float64 { return l.rssMB }),
 			benchkit.Thousands(baseline), ratio, benchkit.Thousands(med(func(l live) float64 { return l.drain })))
 	}
@@ -105,6 +109,15 @@ func main() {
 		fmt.Printf("| after %v of retrying (%d attempts made) | %.0f MB | %s |\n", m.retryWindow, m.attemptsLate, m.rssLate,
 			benchkit.Thousands(float64(m.pendingLate)))
 	}
+}
+
+// ms formats milliseconds: one decimal below 100, else whole with
+// thousands separators.
+func ms(v float64) string {
+	if v < 100 {
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+	return benchkit.Thousands(v)
 }
 
 func ints(s string) []int {

@@ -181,6 +181,9 @@ type live struct {
 	drain                float64 // deliveries/s draining a backlog
 	drainMissing         int
 	drainDuplicates      int
+	// At the end of the sends: deliveries the fan-out had not made yet,
+	// and deliveries pending in the dispatcher's queue.
+	notFannedOut, pendingAtEnd int
 }
 
 // steadyFrom is where the steady window starts after the first post: the
@@ -225,6 +228,17 @@ func runOnce(bin string, rc *receiver, rate, subs int, duration time.Duration, k
 	})
 	wg.Wait()
 	res.sent, res.acked = n, int(acked.Load())
+	// Where the deliveries not yet made are when the sends end: before
+	// the fan-out (events not yet turned into deliveries) or in the
+	// dispatcher's queue (pending).
+	if db, err := e.store(); err == nil {
+		made, err1 := count(db, `SELECT COUNT(*) FROM wh_deliveries`)
+		pending, err2 := count(db, `SELECT COUNT(*) FROM wh_deliveries WHERE state = 'pending'`)
+		if err1 == nil && err2 == nil {
+			res.notFannedOut, res.pendingAtEnd = res.acked*subs-made, pending
+		}
+		db.Close()
+	}
 	t := rc.waitFor("/s/", res.acked*subs, 30*time.Second)
 	end := t.last
 	if end.IsZero() {
@@ -243,7 +257,6 @@ func runOnce(bin string, rc *receiver, rate, subs int, duration time.Duration, k
 	bodySize := rc.bodySize
 	rc.mu.Unlock()
 
-	fmt.Fprintf(os.Stderr, "live: acked %d of %d, received %d distinct, %d duplicates\n", res.acked, n, t.distinct, t.duplicates)
 	res.baseline = bareLoop(rc, k, bodySize, duration)
 
 	if drainN > 0 {
