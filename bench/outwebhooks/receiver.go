@@ -76,7 +76,11 @@ func verify(secret, body []byte, header string) bool {
 	want := mac.Sum(nil)
 	ok := false
 	for _, v := range strings.Split(header, ",") {
-		got, err := hex.DecodeString(strings.TrimPrefix(strings.TrimSpace(v), "sha256="))
+		h, found := strings.CutPrefix(strings.TrimSpace(v), "sha256=")
+		if !found {
+			continue
+		}
+		got, err := hex.DecodeString(h)
 		if err == nil && hmac.Equal(got, want) {
 			ok = true
 		}
