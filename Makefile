@@ -59,6 +59,7 @@ bench-go:
 bench-programs: build
 	$(GO) run ./bench/eventlog
 	$(GO) run ./bench/webhooks -bin $(BIN)
+	$(GO) run ./bench/outwebhooks -bin $(BIN)
 	$(GO) run ./bench/ingest -bin $(BIN)
 	$(GO) run ./bench/authflood -bin $(BIN) -duration 15s
 
