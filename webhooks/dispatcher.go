@@ -132,6 +132,10 @@ type endpoint struct {
 	// probe may go after the last failure.
 	failures     int
 	blockedUntil time.Time
+	// failedAt is when the last failure came back.
+	failedAt time.Time
+	// unrecorded counts the attempts started and not yet recorded.
+	unrecorded int
 	// disabling is set once a disabling was asked for, until the
 	// subscription reads disabled.
 	disabling bool
@@ -182,7 +186,9 @@ func (d *Dispatcher) recorded() <-chan struct{} {
 
 // Run delivers until ctx ends, then waits for the attempts under way
 // (their outcomes are not recorded: they are made again at the next
-// start).
+// start). Outcomes free their endpoint's slot as soon as they come back;
+// a writer goroutine records them in batches meanwhile, so attempts never
+// wait for the store.
 func (d *Dispatcher) Run(ctx context.Context) error {
 	defer d.wg.Wait()
 	purge := time.NewTicker(time.Hour)
@@ -190,7 +196,28 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	d.purge(ctx)
 	timer := time.NewTimer(0)
 	defer timer.Stop()
+	type written struct {
+		batch  []result
+		follow []followup
+		err    error
+	}
+	toWrite, done := make(chan []result), make(chan written, 1)
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		for b := range toWrite {
+			follow, err := d.write(ctx, b)
+			done <- written{b, follow, err}
+		}
+	}()
+	defer close(toWrite)
+	var unwritten []result
+	writing := false
 	for {
+		if !writing && len(unwritten) > 0 {
+			toWrite <- unwritten
+			unwritten, writing = nil, true
+		}
 		next, err := d.dispatch(ctx)
 		if err != nil && ctx.Err() == nil {
 			d.cfg.Logger.Warn().Err(err).Msg("webhook dispatch")
@@ -209,25 +236,68 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		case <-purge.C:
 			d.purge(ctx)
 		case r := <-d.results:
-			batch := []result{r}
+			d.answered(r)
+			unwritten = append(unwritten, r)
 		drain:
-			for len(batch) < 512 {
+			for {
 				select {
 				case r := <-d.results:
-					batch = append(batch, r)
+					d.answered(r)
+					unwritten = append(unwritten, r)
 				default:
 					break drain
 				}
 			}
-			if err := d.record(ctx, batch); err != nil && ctx.Err() == nil {
-				d.cfg.Logger.Error().Err(err).Int("outcomes", len(batch)).Msg("recording webhook attempts")
+		case w := <-done:
+			writing = false
+			for _, r := range w.batch {
+				delete(d.inflight, r.delivery)
+				d.endpoint(r.sub.id).unrecorded--
 			}
+			if w.err != nil && ctx.Err() == nil {
+				// The deliveries stay pending: they are attempted again
+				// (at least once).
+				d.cfg.Logger.Error().Err(w.err).Int("outcomes", len(w.batch)).Msg("recording webhook attempts")
+			}
+			for _, f := range w.follow {
+				d.followUp(ctx, f)
+			}
+			d.mu.Lock()
+			close(d.notify)
+			d.notify = make(chan struct{})
+			d.mu.Unlock()
 		}
 		if !timer.Stop() {
 			select {
 			case <-timer.C:
 			default:
 			}
+		}
+	}
+}
+
+// answered updates an endpoint's queue with an attempt's outcome: its
+// slot is free; a success closes its breaker; a failure opens it for a
+// backoff. Attempts that were under way together when the first failure
+// came back count as one failure, not as that many in a row.
+func (d *Dispatcher) answered(r result) {
+	ep := d.endpoint(r.sub.id)
+	ep.sending--
+	now := d.cfg.Now()
+	switch {
+	case r.canceled:
+		if r.reason == "internal" {
+			ep.blockedUntil = now.Add(time.Second)
+		}
+	case r.reason == "":
+		ep.failures, ep.blockedUntil, ep.failedAt = 0, time.Time{}, time.Time{}
+	default:
+		if ep.failures == 0 || !r.at.Before(ep.failedAt) {
+			ep.failures++
+		}
+		ep.failedAt = now
+		if until := now.Add(d.backoff(ep.failures, r.resp.RetryAfter)); until.After(ep.blockedUntil) {
+			ep.blockedUntil = until
 		}
 	}
 }
@@ -257,7 +327,9 @@ func (d *Dispatcher) dispatch(ctx context.Context) (time.Time, error) {
 		if ep.failures > 0 {
 			free = 1 - ep.sending
 		}
-		if free <= 0 {
+		// While the store records slowly, an endpoint's answered attempts
+		// wait for it: past a bound, no more start.
+		if free <= 0 || ep.unrecorded >= 8*d.cfg.PerEndpoint {
 			continue
 		}
 		if ep.blockedUntil.After(now) {
@@ -265,7 +337,7 @@ func (d *Dispatcher) dispatch(ctx context.Context) (time.Time, error) {
 			continue
 		}
 		onlyPing := !s.enabled || ep.disabling
-		due, later, err := d.due(ctx, s.id, now, free+len(d.inflight), onlyPing)
+		due, later, err := d.due(ctx, s.id, now, free+ep.unrecorded, onlyPing)
 		if err != nil {
 			return time.Time{}, err
 		}
@@ -282,7 +354,7 @@ func (d *Dispatcher) dispatch(ctx context.Context) (time.Time, error) {
 		}
 	}
 	for id, ep := range d.endpoints {
-		if !seen[id] && ep.sending == 0 {
+		if !seen[id] && ep.sending == 0 && ep.unrecorded == 0 {
 			delete(d.endpoints, id)
 		}
 	}
@@ -349,6 +421,7 @@ func (d *Dispatcher) due(ctx context.Context, id string, now time.Time, limit in
 func (d *Dispatcher) start(ctx context.Context, s *sub, ep *endpoint, dl dueDelivery) {
 	d.inflight[dl.id] = true
 	ep.sending++
+	ep.unrecorded++
 	secrets, err := d.secrets(ctx, s)
 	d.wg.Add(1)
 	go func() {
@@ -425,9 +498,9 @@ func (d *Dispatcher) subscriptions(ctx context.Context) ([]*sub, error) {
 	return out, rows.Err()
 }
 
-// record writes a batch of outcomes in one transaction, then updates the
-// queues and asks for the disablings and warnings they call for.
-func (d *Dispatcher) record(ctx context.Context, batch []result) error {
+// write records a batch of outcomes in one transaction and returns the
+// disablings and warnings they call for.
+func (d *Dispatcher) write(ctx context.Context, batch []result) ([]followup, error) {
 	now := d.cfg.Now()
 	var follow []followup
 	err := d.cfg.Write(ctx, func(tx *sql.Tx) error {
@@ -448,7 +521,7 @@ func (d *Dispatcher) record(ctx context.Context, batch []result) error {
 		}
 		for id, r := range last {
 			if r.reason == "" {
-				if _, err := tx.ExecContext(ctx, `UPDATE wh_subscriptions SET failing_since = 0, warned_level = 0 WHERE id = ?`, id); err != nil {
+				if _, err := tx.ExecContext(ctx, `UPDATE wh_subscriptions SET failing_since = 0, warned_level = 0 WHERE id = ? AND failing_since != 0`, id); err != nil {
 					return fmt.Errorf("failing period of %s: %w", id, err)
 				}
 				continue
@@ -467,33 +540,10 @@ func (d *Dispatcher) record(ctx context.Context, batch []result) error {
 		}
 		return nil
 	})
-	for _, r := range batch {
-		delete(d.inflight, r.delivery)
-		ep := d.endpoint(r.sub.id)
-		ep.sending--
-		switch {
-		case r.canceled:
-			if r.reason == "internal" {
-				ep.blockedUntil = now.Add(time.Second)
-			}
-		case r.reason == "":
-			ep.failures, ep.blockedUntil = 0, time.Time{}
-		default:
-			ep.failures++
-			ep.blockedUntil = now.Add(d.backoff(ep.failures, r.resp.RetryAfter))
-		}
-	}
 	if err != nil {
-		return err
+		return nil, err
 	}
-	for _, f := range follow {
-		d.followUp(ctx, f)
-	}
-	d.mu.Lock()
-	close(d.notify)
-	d.notify = make(chan struct{})
-	d.mu.Unlock()
-	return nil
+	return follow, nil
 }
 
 // followup is a disabling (reason set) or a warning (level set) a failed

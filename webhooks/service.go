@@ -63,7 +63,10 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 	if reg != nil {
 		reg = prometheus.WrapRegistererWithPrefix("cgp_webhooks_", reg)
 	}
-	rt, err := projections.New(projections.Config{Log: cfg.Log, Store: store, Logger: cfg.Logger, Registry: reg})
+	// The fan-out takes up to 256 events a transaction (those already
+	// waiting): its transactions share the store's one writer with the
+	// dispatcher's records, so fewer and larger ones leave it free more.
+	rt, err := projections.New(projections.Config{Log: cfg.Log, Store: store, Logger: cfg.Logger, Registry: reg, Batch: 256})
 	if err != nil {
 		return nil, errors.Join(err, store.Close())
 	}
