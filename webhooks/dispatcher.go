@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -123,6 +124,12 @@ type Dispatcher struct {
 	results   chan result
 	wg        sync.WaitGroup
 	opened    map[string]string // sealed secret → opened
+	// subs is the subscriptions as read at subsAt, when subsVersion was
+	// subsRead.
+	subs        []*sub
+	subsAt      time.Time
+	subsRead    int64
+	subsVersion atomic.Int64
 }
 
 // endpoint is one subscription's queue state, owned by Run's goroutine.
@@ -342,14 +349,19 @@ func (d *Dispatcher) dispatch(ctx context.Context) (time.Time, error) {
 			return time.Time{}, err
 		}
 		soonest(later)
+		var chosen []dueDelivery
 		for _, dl := range due {
-			if free == 0 {
+			if len(chosen) == free {
 				break
 			}
-			if d.inflight[dl.id] {
-				continue
+			if !d.inflight[dl.id] {
+				chosen = append(chosen, dl)
 			}
-			free--
+		}
+		if err := d.bodies(ctx, chosen); err != nil {
+			return time.Time{}, err
+		}
+		for _, dl := range chosen {
 			d.start(ctx, s, ep, dl)
 		}
 	}
@@ -374,6 +386,7 @@ func (d *Dispatcher) endpoint(id string) *endpoint {
 type dueDelivery struct {
 	id, eventID, eventType string
 	attempts               int
+	body                   []byte
 }
 
 // due reads up to limit deliveries of subscription id due at now, and
@@ -416,6 +429,35 @@ func (d *Dispatcher) due(ctx context.Context, id string, now time.Time, limit in
 	return nil, time.UnixMilli(at.Int64), nil
 }
 
+// bodies reads the bodies of the deliveries in one query.
+func (d *Dispatcher) bodies(ctx context.Context, dls []dueDelivery) error {
+	if len(dls) == 0 {
+		return nil
+	}
+	args := make([]any, len(dls))
+	at := make(map[string][]int, len(dls))
+	for i, dl := range dls {
+		args[i] = dl.eventID
+		at[dl.eventID] = append(at[dl.eventID], i)
+	}
+	rows, err := d.cfg.DB.QueryContext(ctx, `SELECT event_id, body FROM wh_payloads WHERE event_id IN (?`+strings.Repeat(", ?", len(dls)-1)+`)`, args...)
+	if err != nil {
+		return fmt.Errorf("delivery bodies: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var body []byte
+		if err := rows.Scan(&id, &body); err != nil {
+			return fmt.Errorf("delivery bodies: %w", err)
+		}
+		for _, i := range at[id] {
+			dls[i].body = body
+		}
+	}
+	return rows.Err()
+}
+
 // start makes one attempt in a goroutine of its own; its outcome comes
 // back on d.results.
 func (d *Dispatcher) start(ctx context.Context, s *sub, ep *endpoint, dl dueDelivery) {
@@ -427,9 +469,9 @@ func (d *Dispatcher) start(ctx context.Context, s *sub, ep *endpoint, dl dueDeli
 	go func() {
 		defer d.wg.Done()
 		r := result{sub: s, delivery: dl.id, eventType: dl.eventType, attempt: dl.attempts + 1, at: d.cfg.Now()}
-		var body []byte
-		if err == nil {
-			err = d.cfg.DB.QueryRowContext(ctx, `SELECT body FROM wh_payloads WHERE event_id = ?`, dl.eventID).Scan(&body)
+		body := dl.body
+		if err == nil && body == nil {
+			err = errors.New("the event's body is missing")
 		}
 		if err != nil {
 			// The store or the key vault failed: not the endpoint's
@@ -478,8 +520,27 @@ func (d *Dispatcher) secrets(ctx context.Context, s *sub) ([][]byte, error) {
 	return out, nil
 }
 
-// subscriptions reads every subscription.
+// SubscriptionsChanged tells the dispatcher that a subscription changed
+// (the fan-out calls it): it reads them again at its next pass.
+func (d *Dispatcher) SubscriptionsChanged() { d.subsVersion.Add(1) }
+
+// subscriptions returns every subscription, read again when one changed
+// and at least every second.
 func (d *Dispatcher) subscriptions(ctx context.Context) ([]*sub, error) {
+	v := d.subsVersion.Load()
+	if d.subs != nil && v == d.subsRead && d.cfg.Now().Sub(d.subsAt) < time.Second {
+		return d.subs, nil
+	}
+	subs, err := d.readSubscriptions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d.subs, d.subsRead, d.subsAt = subs, v, d.cfg.Now()
+	return subs, nil
+}
+
+// readSubscriptions reads every subscription.
+func (d *Dispatcher) readSubscriptions(ctx context.Context) ([]*sub, error) {
 	rows, err := d.cfg.DB.QueryContext(ctx, `SELECT id, shop_id, url, enabled, secret, previous_secret, previous_valid_until,
 	failing_since, warned_level FROM wh_subscriptions`)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/envelope"
@@ -103,6 +104,10 @@ type subscriber struct {
 // redelivery requests.
 type fanout struct {
 	codec *envelope.Codec
+	// subsChanged is called when a subscription event is applied (the
+	// dispatcher reads them again; harmless if the transaction rolls
+	// back).
+	subsChanged func()
 }
 
 func subscriptionTypes() []string {
@@ -113,8 +118,8 @@ func subscriptionTypes() []string {
 
 // fanoutProjector returns the fan-out reactor; committed is called after
 // each transaction that applied an event (it wakes the dispatcher).
-func fanoutProjector(codec *envelope.Codec, committed func()) projections.Projector {
-	f := &fanout{codec: codec}
+func fanoutProjector(codec *envelope.Codec, committed, subsChanged func()) projections.Projector {
+	f := &fanout{codec: codec, subsChanged: subsChanged}
 	types := append(subscriptionTypes(), sources...)
 	own := map[string]bool{}
 	for _, t := range subscriptionTypes() {
@@ -174,6 +179,9 @@ func fanoutProjector(codec *envelope.Codec, committed func()) projections.Projec
 
 func (f *fanout) apply(ctx context.Context, tx *sql.Tx, e *eventlog.Event, d envelope.Decoded) error {
 	at := e.RecordedAt.UnixMilli()
+	if f.subsChanged != nil && (strings.HasPrefix(e.Type, "Webhook") || e.Type == "ShopErased") {
+		f.subsChanged()
+	}
 	switch ev := d.Event.(type) {
 	case *domain.WebhookSubscriptionCreated:
 		types, _ := json.Marshal(ev.EventTypes)

@@ -74,7 +74,7 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 	dc.DB, dc.Codec, dc.Sender, dc.Commands, dc.Logger = store.DB(), cfg.Codec, cfg.Sender, cfg.Commands, cfg.Logger
 	dc.Write = store.Maintain
 	s := &Service{log: cfg.Log, Store: store, Runtime: rt, Dispatcher: NewDispatcher(dc), Queries: &Queries{db: store.DB()}}
-	p := fanoutProjector(cfg.Codec, s.Dispatcher.Wake)
+	p := fanoutProjector(cfg.Codec, s.Dispatcher.Wake, s.Dispatcher.SubscriptionsChanged)
 	if err := store.Migrate(ctx, p.Name, p.Migrations); err != nil {
 		return nil, errors.Join(err, store.Close())
 	}
