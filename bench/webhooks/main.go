@@ -138,7 +138,7 @@ func run(bin string, rate int, duration time.Duration) (result, error) {
 
 func one(ctx context.Context, client *http.Client, base, token string, tenant benchkit.Tenant, i int) (ack, visible time.Duration, err error) {
 	ext := fmt.Sprint(900000 + i)
-	body := []byte(fmt.Sprintf(`{"id":%s,"email":"bench%d@example.com","first_name":"Bench","last_name":"Customer","orders_count":1,"total_spent":"12.50","tags":"bench","currency":"USD","created_at":"2026-10-01T10:00:00Z","updated_at":"2026-10-01T10:00:00Z","email_marketing_consent":{"state":"subscribed"}}`, ext, i))
+	body := []byte(fmt.Sprintf(`{"id":%s,"email":"bench%d@example.com","first_name":"Bench","last_name":"Customer","orders_count":1,"state":"enabled","total_spent":"12.50","tags":"bench","currency":"USD","created_at":"2026-10-01T10:00:00Z","updated_at":"2026-10-01T10:00:00Z","email_marketing_consent":{"state":"subscribed"}}`, ext, i))
 	req, err := benchkit.NewDelivery(tenant.Secret, "bench-"+ext, "customers/create", body).Request(ctx, base+benchkit.EventsPath, tenant.Domain)
 	if err != nil {
 		return 0, 0, err
