@@ -1,0 +1,69 @@
+// Package channels holds what the messaging channels' clients share: the
+// failure of a send, classified so that the sending path knows whether to
+// retry (and when) or to record the message as failed for good. Each
+// channel's client is a package of its own below it (channels/whatsapp:
+// the WhatsApp Cloud API; channels/email: SMTP with MIME), written against
+// the provider's documented contract.
+//
+// It imports the standard library only.
+package channels
+
+import (
+	"errors"
+	"time"
+)
+
+// SendError is a send that did not reach the provider's acceptance.
+// Code is safe to record and show (a provider's error code such as
+// "131026", or one of the Code… constants); it never holds a recipient,
+// a body, a token or a provider's free text.
+type SendError struct {
+	Code string
+	// Retryable is true when the same send may succeed later (rate
+	// limits, timeouts, the provider's 5xx); false when it never will
+	// (invalid recipient, unknown template, no consent window, bad
+	// credentials).
+	Retryable bool
+	// RetryAfter is the provider's hint, 0 when none.
+	RetryAfter time.Duration
+	// Status is the HTTP (or SMTP) status received, 0 when none.
+	Status int
+	err    error
+}
+
+// NewSendError returns a SendError with its cause (kept for the log, never
+// shown to a shop).
+func NewSendError(code string, retryable bool, status int, cause error) *SendError {
+	return &SendError{Code: code, Retryable: retryable, Status: status, err: cause}
+}
+
+func (e *SendError) Error() string {
+	msg := "send failed: " + e.Code
+	if e.err != nil {
+		msg += ": " + e.err.Error()
+	}
+	return msg
+}
+
+func (e *SendError) Unwrap() error { return e.err }
+
+// Codes of failures that are not a provider's own.
+const (
+	CodeTimeout        = "timeout"
+	CodeConnectFailed  = "connect_failed"
+	CodeRateLimited    = "rate_limited"
+	CodeProviderError  = "provider_error"
+	CodeInvalidRequest = "invalid_request"
+	CodeUnauthorized   = "unauthorized"
+	CodeRejected       = "rejected"
+)
+
+// Classify returns the SendError in err's chain; any other error is a
+// retryable provider_error.
+func Classify(err error) *SendError {
+	var se *SendError
+	if errors.As(err, &se) {
+		return se
+	}
+	return &SendError{Code: CodeProviderError, Retryable: true, err: err}
+}
