@@ -248,8 +248,12 @@ func checkCommon(phoneNumberID, accessToken, to string) (string, error) {
 	if accessToken == "" {
 		return "", invalid("access token is empty")
 	}
-	if strings.ContainsAny(accessToken, " \t\r\n") {
-		return "", invalid("access token contains white space")
+	for i := 0; i < len(accessToken); i++ {
+		// A token is printable ASCII; anything else would fail in the
+		// transport as if the network had, and be retried for ever.
+		if accessToken[i] <= ' ' || accessToken[i] > '~' {
+			return "", invalid("access token has a character outside printable ASCII")
+		}
 	}
 	msisdn := strings.TrimPrefix(to, "+")
 	// E.164: a country code and a subscriber number, at most 15 digits,

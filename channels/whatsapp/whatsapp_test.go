@@ -367,6 +367,8 @@ func TestInvalidRequestsAreRefusedWithoutCallingTheAPI(t *testing.T) {
 		{"recipient with spaces", phoneID, token, "+1 650 555 1234", &ok, "", "recipient"},
 		{"phone number id with a path", "123/../456", token, recipient, &ok, "", "phone number id"},
 		{"empty token", phoneID, "", recipient, &ok, "", "access token"},
+		{"token with a line break", phoneID, token + "\r\nX-Injected: 1", recipient, &ok, "", "access token"},
+		{"token with a space", phoneID, "Bearer " + token, recipient, &ok, "", "access token"},
 		{"two header variables", phoneID, token, recipient, ptr(with(func(t *whatsapp.Template) { t.Header = []string{"a", "b"} })), "", "header"},
 		{"empty body variable", phoneID, token, recipient, ptr(with(func(t *whatsapp.Template) { t.Body = []string{"Ada", ""} })), "", "body variable 2"},
 		{"button index 10", phoneID, token, recipient, ptr(with(func(t *whatsapp.Template) {
