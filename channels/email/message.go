@@ -98,11 +98,11 @@ func build(m Message) ([]byte, string, error) {
 
 	var buf bytes.Buffer
 	header := func(name, value string) { buf.WriteString(name + ": " + value + "\r\n") }
-	header("From", m.From.String())
+	header("From", address(m.From))
 	if m.ReplyTo.Address != "" {
-		header("Reply-To", m.ReplyTo.String())
+		header("Reply-To", address(m.ReplyTo))
 	}
-	header("To", m.To.String())
+	header("To", address(m.To))
 	buf.WriteString(unstructured("Subject", m.Subject))
 	header("Date", m.Date.UTC().Format(time.RFC1123Z))
 	header("Message-ID", "<"+id+">")
@@ -279,6 +279,26 @@ func isHostname(s string) bool {
 	return true
 }
 
+// address formats a as mail.Address.String does, except that a display
+// name that is not printable ASCII is always B-encoded: String Q-encodes
+// some, and a Q-encoded word holding a backslash (among others) is not
+// allowed in a phrase (RFC 2047 §5), so net/mail cannot read it back.
+func address(a mail.Address) string {
+	if a.Name == "" || isPrintableASCII(a.Name) {
+		return a.String()
+	}
+	return fold(bWords(a.Name) + " " + (&mail.Address{Address: a.Address}).String())
+}
+
+func isPrintableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < ' ' || s[i] > '~' {
+			return false
+		}
+	}
+	return true
+}
+
 // unstructured returns the header line (or folded lines) "Name: value"
 // with CRLF. Printable ASCII is folded at spaces; anything else is
 // RFC 2047 Q-encoded, one encoded-word per folded line. ASCII that
@@ -337,7 +357,12 @@ func bWords(s string) string {
 	return strings.Join(words, " ")
 }
 
+// writeQuotedPrintable writes body quoted-printable with CRLF line ends.
+// Every CR, LF or CRLF in body is one line break; they are made LF first
+// because the writer forgets a CR when an encoded byte follows it, and
+// would turn "\r\xc1\n" into one break instead of two.
 func writeQuotedPrintable(w io.Writer, body string) {
+	body = strings.ReplaceAll(strings.ReplaceAll(body, "\r\n", "\n"), "\r", "\n")
 	qp := quotedprintable.NewWriter(w)
 	_, _ = io.WriteString(qp, body)
 	_ = qp.Close()

@@ -308,3 +308,15 @@ func TestSendRejectsALineBreakInTheSubjectWithoutConnecting(t *testing.T) {
 		t.Errorf("the relay saw %d sessions", sessions)
 	}
 }
+
+func TestSendWithCredentialsToARelayOfferingNoAUTHIsUnauthorized(t *testing.T) {
+	r, addr := startRelay(t, nil) // go-smtp offers AUTH only over TLS
+	s := &email.Sender{Addr: addr, Username: "cgp", Password: "relay-password", Timeout: 30 * time.Second}
+	_, err := s.Send(context.Background(), campaignMessage())
+	if se := sendError(t, err); se.Code != channels.CodeUnauthorized || se.Retryable {
+		t.Errorf("got %q retryable %v", se.Code, se.Retryable)
+	}
+	if _, received := r.snapshot(); len(received) != 0 {
+		t.Errorf("relay received %d messages", len(received))
+	}
+}
