@@ -54,7 +54,7 @@ func (f *fixture) record(t *testing.T) (growth, pro string, last eventlog.Positi
 	steps := []func() (commands.Result, error){
 		func() (commands.Result, error) {
 			r, err := f.Commands.ConnectWhatsApp(ctx, commands.ConnectWhatsApp{ShopID: growth, BusinessAccountID: "11", PhoneNumberID: "21",
-				AppSecret: "secret-one-0123456789", VerifyToken: "verify-one"}, meta)
+				AppSecret: "secret-one-0123456789", VerifyToken: "verify-one", AccessToken: "EAAG-access-token-one-0123"}, meta)
 			return r.Result, err
 		},
 		func() (commands.Result, error) {
@@ -143,6 +143,9 @@ func TestReadModels(t *testing.T) {
 	if err != nil || acc.ShopID != growth || acc.AppSecret != "secret-two-0123456789" || acc.PhoneNumberID != "22" ||
 		acc.VerifyTokenHash != domain.HashToken("verify-two") {
 		t.Fatalf("account after rotation: %+v %v", acc, err)
+	}
+	if phone, sealed, err := q.SendingAccount(ctx, growth); err != nil || phone != "22" || !strings.HasPrefix(sealed, "sec1:") {
+		t.Errorf("sending account kept across a rotation without a token: %s %q %v", phone, sealed, err)
 	}
 	if _, err := q.AccountByVerifyTokenHash(ctx, domain.HashToken("verify-one")); domain.ErrorCode(err) != domain.CodeNotFound {
 		t.Errorf("rotated verify token still found: %v", err)
