@@ -7,13 +7,16 @@ import (
 	"net"
 	"net/mail"
 	"net/netip"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
 
+	"github.com/cgp-platform/cgp/channels/whatsapp"
 	"github.com/cgp-platform/cgp/eventlog"
 	"github.com/cgp-platform/cgp/intelligence"
 	rmsqlite "github.com/cgp-platform/cgp/readmodel/sqlite"
@@ -107,6 +110,11 @@ type Config struct {
 	// addresses shops chose may go to loopback, private and other
 	// special-purpose addresses, and over plain http (self-hosting, tests).
 	OutboundAllowPrivate bool
+	// WhatsAppAPIURL is the WhatsApp Cloud API's base address with its
+	// version, messages being posted to {WhatsAppAPIURL}/{phone-number-id}/messages;
+	// empty means whatsapp.DefaultBaseURL. https, or http with
+	// OutboundAllowPrivate (tests serve the API's contract from httptest).
+	WhatsAppAPIURL string
 	// Test holds the hooks the end-to-end tests set; zero in production.
 	Test TestHooks
 }
@@ -234,7 +242,43 @@ func (c *Config) Validate() error {
 	if _, _, err := intelligence.ParseDailyAt(c.DIDailyAt); err != nil {
 		errs = append(errs, fmt.Errorf("di-daily-at: %w", err))
 	}
+	if err := validAPIURL(c.WhatsAppAPIURL, c.OutboundAllowPrivate); err != nil {
+		errs = append(errs, fmt.Errorf("whatsapp-api-url: %w", err))
+	}
 	return errors.Join(errs...)
+}
+
+// WhatsAppBaseURL is the WhatsApp Cloud API address to send through:
+// WhatsAppAPIURL, or whatsapp.DefaultBaseURL when it is empty.
+func (c *Config) WhatsAppBaseURL() string {
+	if c.WhatsAppAPIURL == "" {
+		return whatsapp.DefaultBaseURL
+	}
+	return c.WhatsAppAPIURL
+}
+
+// validAPIURL checks a provider API's base address: empty (the default),
+// or an absolute https URL with a host and neither user info, query nor
+// fragment; plain http only when allowPrivate (self-hosting, tests). The
+// value itself is not echoed: a mistyped one may hold a credential.
+func validAPIURL(raw string, allowPrivate bool) error {
+	if raw == "" {
+		return nil
+	}
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil || !u.IsAbs() || u.Host == "" || u.Opaque != "" || strings.ContainsFunc(raw, func(r rune) bool { return r <= ' ' || r >= 0x7f }):
+		return errors.New("want an absolute URL such as " + whatsapp.DefaultBaseURL)
+	case u.Scheme == "http" && !allowPrivate:
+		return errors.New("http only with outbound-allow-private; want https")
+	case u.Scheme != "https" && u.Scheme != "http":
+		return errors.New("want an https URL")
+	case u.User != nil:
+		return errors.New("no user info: the access token authenticates")
+	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.Contains(raw, "#"):
+		return errors.New("no query or fragment: paths are appended to it")
+	}
+	return nil
 }
 
 // Path is the file name in the data directory.

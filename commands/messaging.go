@@ -29,6 +29,10 @@ type ConnectWhatsApp struct {
 	PhoneNumberID     string
 	AppSecret         string
 	VerifyToken       string
+	// AccessToken is the business account's Cloud API token messages are
+	// sent with; optional (empty: the account only receives, or, connecting
+	// again, keeps its token).
+	AccessToken string
 }
 
 // ConnectedWhatsApp is the result of ConnectWhatsApp.
@@ -52,7 +56,7 @@ func (h *Handler) ConnectWhatsApp(ctx context.Context, cmd ConnectWhatsApp, meta
 	}
 	var rotated bool
 	in := domain.WhatsAppConnection{BusinessAccountID: cmd.BusinessAccountID, PhoneNumberID: cmd.PhoneNumberID,
-		AppSecret: cmd.AppSecret, VerifyToken: cmd.VerifyToken}
+		AppSecret: cmd.AppSecret, VerifyToken: cmd.VerifyToken, AccessToken: cmd.AccessToken}
 	res, err := execute(ctx, h, shop.ID, domain.WhatsAppAccountStream(cmd.BusinessAccountID),
 		func() *domain.WhatsAppAccount { return &domain.WhatsAppAccount{} },
 		func(acc *domain.WhatsAppAccount) (decision, error) {

@@ -156,12 +156,16 @@ func secretText(s string, min, max int) bool {
 // AppSecret keys the X-Hub-Signature-256 of the platform's deliveries; it
 // lives only in this payload (sealed with the shop key) and in the read
 // model the receiver reads. Of the verify token only the SHA-256 is kept.
+// AccessToken is the business account's token the Cloud API takes to send
+// messages, kept like AppSecret; empty (and in events recorded before it
+// existed) means the shop gave none and nothing is sent through the account.
 type WhatsAppAccountConnected struct {
 	ShopID            string    `json:"shop_id"`
 	BusinessAccountID string    `json:"business_account_id"`
 	PhoneNumberID     string    `json:"phone_number_id"`
 	AppSecret         string    `json:"app_secret"`
 	VerifyTokenHash   string    `json:"verify_token_hash"`
+	AccessToken       string    `json:"access_token,omitempty"`
 	ConnectedAt       time.Time `json:"connected_at"`
 }
 
@@ -169,14 +173,17 @@ type WhatsAppAccountConnected struct {
 func (WhatsAppAccountConnected) EventType() string { return "WhatsAppAccountConnected" }
 
 // WhatsAppAccountCredentialsRotated: the shop connected its account again
-// with a new app secret or verify token (or phone number id); the old ones
-// stop working once the read model has it.
+// with a new app secret, verify token or access token (or phone number id);
+// the old ones stop working once the read model has it. An empty
+// AccessToken keeps the account's current one (a rotation of the app
+// secret alone does not stop sending).
 type WhatsAppAccountCredentialsRotated struct {
 	ShopID            string    `json:"shop_id"`
 	BusinessAccountID string    `json:"business_account_id"`
 	PhoneNumberID     string    `json:"phone_number_id"`
 	AppSecret         string    `json:"app_secret"`
 	VerifyTokenHash   string    `json:"verify_token_hash"`
+	AccessToken       string    `json:"access_token,omitempty"`
 	RotatedAt         time.Time `json:"rotated_at"`
 }
 
@@ -200,14 +207,17 @@ func (a *WhatsAppAccount) Apply(e Event) {
 }
 
 // WhatsAppConnection is what a shop gives to connect a business account.
+// AccessToken is optional: without it the account only receives.
 type WhatsAppConnection struct {
-	BusinessAccountID, PhoneNumberID, AppSecret, VerifyToken string
+	BusinessAccountID, PhoneNumberID, AppSecret, VerifyToken, AccessToken string
 }
 
 // ConnectWhatsApp decides the connection of a business account to shop: a
 // new account is connected; the shop's own account gets its credentials
-// rotated; another shop's account is a conflict (an account belongs to one
-// shop only).
+// rotated (every connection again is a rotation, whatever changed: a new
+// access token alone too); another shop's account is a conflict (an
+// account belongs to one shop only). An access token, when given, is 16 to
+// 4096 visible ASCII characters.
 func ConnectWhatsApp(shop *Shop, acc *WhatsAppAccount, in WhatsAppConnection, now time.Time) (Event, error) {
 	if !shop.Exists {
 		return nil, NotFound("shop")
@@ -224,16 +234,21 @@ func ConnectWhatsApp(shop *Shop, acc *WhatsAppAccount, in WhatsAppConnection, no
 	if !secretText(in.VerifyToken, 8, 256) {
 		return nil, Invalid("verify_token", "verify token must be 8 to 256 visible ASCII characters")
 	}
+	if in.AccessToken != "" && !secretText(in.AccessToken, 16, 4096) {
+		return nil, Invalid("access_token", "access token must be 16 to 4096 visible ASCII characters (no spaces)")
+	}
 	if acc.Exists && acc.ShopID != shop.ID {
 		return nil, Conflict("business account %s is connected to another shop", in.BusinessAccountID)
 	}
 	hash := HashToken(in.VerifyToken)
 	if acc.Exists {
 		return &WhatsAppAccountCredentialsRotated{ShopID: shop.ID, BusinessAccountID: in.BusinessAccountID,
-			PhoneNumberID: in.PhoneNumberID, AppSecret: in.AppSecret, VerifyTokenHash: hash, RotatedAt: now.UTC()}, nil
+			PhoneNumberID: in.PhoneNumberID, AppSecret: in.AppSecret, VerifyTokenHash: hash, AccessToken: in.AccessToken,
+			RotatedAt: now.UTC()}, nil
 	}
 	return &WhatsAppAccountConnected{ShopID: shop.ID, BusinessAccountID: in.BusinessAccountID,
-		PhoneNumberID: in.PhoneNumberID, AppSecret: in.AppSecret, VerifyTokenHash: hash, ConnectedAt: now.UTC()}, nil
+		PhoneNumberID: in.PhoneNumberID, AppSecret: in.AppSecret, VerifyTokenHash: hash, AccessToken: in.AccessToken,
+		ConnectedAt: now.UTC()}, nil
 }
 
 // ProviderTokenPrefix starts every messaging-provider callback token.

@@ -61,6 +61,11 @@ func TestConnectWhatsApp(t *testing.T) {
 	if _, err := domain.ConnectWhatsApp(other, &acc, in, msgNow); domain.ErrorCode(err) != domain.CodeConflict {
 		t.Fatalf("another shop's account: %v", err)
 	}
+	withToken := in
+	withToken.AccessToken = "EAAGm0PX4ZCpsBAK" + strings.Repeat("x", 200)
+	if _, err := domain.ConnectWhatsApp(other, &acc, withToken, msgNow); domain.ErrorCode(err) != domain.CodeConflict {
+		t.Fatalf("another shop's account: %v", err)
+	}
 	if _, err := domain.ConnectWhatsApp(&domain.Shop{}, &domain.WhatsAppAccount{}, in, msgNow); domain.ErrorCode(err) != domain.CodeNotFound {
 		t.Fatalf("missing shop: %v", err)
 	}
@@ -69,6 +74,7 @@ func TestConnectWhatsApp(t *testing.T) {
 		"phone_number_id":     func(c *domain.WhatsAppConnection) { c.PhoneNumberID = "" },
 		"app_secret":          func(c *domain.WhatsAppConnection) { c.AppSecret = "short" },
 		"verify_token":        func(c *domain.WhatsAppConnection) { c.VerifyToken = "has a space" },
+		"access_token":        func(c *domain.WhatsAppConnection) { c.AccessToken = "EAAG with a space in it" },
 	} {
 		c := in
 		mod(&c)
@@ -197,5 +203,54 @@ func TestMessagingStreamsCarryNoPersonalData(t *testing.T) {
 	}
 	if domain.MessageStream("shop_a", "m1") == domain.MessageStream("shop_b", "m1") {
 		t.Error("two shops share a message stream")
+	}
+}
+
+// TestConnectWhatsAppAccessToken: the access token is optional, kept in the
+// event (and shown "[set]"), and connecting again with only a new token is
+// a rotation that carries it.
+func TestConnectWhatsAppAccessToken(t *testing.T) {
+	shop := &domain.Shop{ID: "shop_a", Exists: true}
+	in := domain.WhatsAppConnection{BusinessAccountID: "102290129340398", PhoneNumberID: "106540352242922",
+		AppSecret: "0123456789abcdef0123456789abcdef", VerifyToken: "verify-me-please"}
+	ev, err := domain.ConnectWhatsApp(shop, &domain.WhatsAppAccount{}, in, msgNow)
+	if err != nil || ev.(*domain.WhatsAppAccountConnected).AccessToken != "" {
+		t.Fatalf("without a token: %#v %v", ev, err)
+	}
+	if raw, _ := json.Marshal(ev); strings.Contains(string(raw), "access_token") {
+		t.Errorf("no token, yet the payload has the field: %s", raw)
+	}
+	var acc domain.WhatsAppAccount
+	acc.Apply(ev)
+
+	first, second := "EAAGm0PX4ZCpsBAKfirst-token-0001", "EAAGm0PX4ZCpsBAKsecond-token-002"
+	in.AccessToken = first
+	ev, err = domain.ConnectWhatsApp(shop, &acc, in, msgNow)
+	if r, ok := ev.(*domain.WhatsAppAccountCredentialsRotated); err != nil || !ok || r.AccessToken != first {
+		t.Fatalf("a token given to a connected account: %#v %v", ev, err)
+	}
+	acc.Apply(ev)
+	in.AccessToken = second // only the token changes
+	ev, err = domain.ConnectWhatsApp(shop, &acc, in, msgNow)
+	r, ok := ev.(*domain.WhatsAppAccountCredentialsRotated)
+	if err != nil || !ok || r.AccessToken != second || r.VerifyTokenHash != domain.HashToken(in.VerifyToken) {
+		t.Fatalf("a new token alone: %#v %v", ev, err)
+	}
+	shown, _ := json.Marshal(domain.Shown(r))
+	if strings.Contains(string(shown), second) || !strings.Contains(string(shown), `"access_token":"[set]"`) {
+		t.Errorf("shown: %s", shown)
+	}
+
+	for _, bad := range []string{"short-token", strings.Repeat("a", 4097), "EAAGm0PX4ZCpsBAK\x00null", "EAAGm0PX4ZCpsBAKé-not-ascii", "EAAGm0PX4ZCps BAK-space"} {
+		in.AccessToken = bad
+		_, err := domain.ConnectWhatsApp(shop, &acc, in, msgNow)
+		var de *domain.Error
+		if !errors.As(err, &de) || de.Code != domain.CodeInvalid || de.Field != "access_token" {
+			t.Errorf("token %q: %v", bad, err)
+		}
+	}
+	in.AccessToken = strings.Repeat("a", 4096)
+	if _, err := domain.ConnectWhatsApp(shop, &acc, in, msgNow); err != nil {
+		t.Errorf("a 4096-character token: %v", err)
 	}
 }

@@ -40,10 +40,14 @@ func Shown(ev Event) Event {
 func (e *ShopCreated) Secrets() []*string { return []*string{&e.WebhookSecret} }
 
 // Secrets implements SecretHolder.
-func (e *WhatsAppAccountConnected) Secrets() []*string { return []*string{&e.AppSecret} }
+func (e *WhatsAppAccountConnected) Secrets() []*string {
+	return []*string{&e.AppSecret, &e.AccessToken}
+}
 
 // Secrets implements SecretHolder.
-func (e *WhatsAppAccountCredentialsRotated) Secrets() []*string { return []*string{&e.AppSecret} }
+func (e *WhatsAppAccountCredentialsRotated) Secrets() []*string {
+	return []*string{&e.AppSecret, &e.AccessToken}
+}
 
 // Secrets implements SecretHolder.
 func (e *MarketplaceConnected) Secrets() []*string { return []*string{&e.Secret} }

@@ -25,7 +25,8 @@ func TestShownHidesEverySecret(t *testing.T) {
 		for i := 0; i < v.NumField(); i++ {
 			f := v.Type().Field(i)
 			tag := strings.Split(f.Tag.Get("json"), ",")[0]
-			if f.Type.Kind() == reflect.String && strings.Contains(tag, "secret") && !strings.HasSuffix(tag, "_hash") {
+			secretName := strings.Contains(tag, "secret") || strings.HasSuffix(tag, "_token")
+			if f.Type.Kind() == reflect.String && secretName && !strings.HasSuffix(tag, "_hash") {
 				v.Field(i).SetString("s3cr3t-value-" + tag)
 				secrets = append(secrets, tag)
 			}

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/cgp-platform/cgp/app"
+	"github.com/cgp-platform/cgp/channels/whatsapp"
 	"github.com/cgp-platform/cgp/httpapi"
 	"github.com/cgp-platform/cgp/projections"
 )
@@ -50,6 +51,7 @@ func bindServe(c *Config, fs *pflag.FlagSet) {
 	fs.StringVar(&c.SMTPFrom, "smtp-from", "", "sender address of the data-export mails (env CGP_SMTP_FROM)")
 	fs.StringVar(&c.SMTPUsername, "smtp-username", "", "SMTP user name, AUTH PLAIN over STARTTLS (env CGP_SMTP_USERNAME)")
 	fs.StringVar(&c.SMTPPassword, "smtp-password", "", "SMTP password; never logged (env CGP_SMTP_PASSWORD)")
+	fs.StringVar(&c.WhatsAppAPIURL, "whatsapp-api-url", whatsapp.DefaultBaseURL, "WhatsApp Cloud API base address with its version that messages are sent through; https, or http with --outbound-allow-private (env CGP_WHATSAPP_API_URL)")
 	fs.BoolVar(&c.Demo, "demo", false, "on an empty data directory, create a demo account, shop and token and print them (env CGP_DEMO)")
 }
 

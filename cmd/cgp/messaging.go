@@ -20,7 +20,7 @@ func messagingCommands(cfg *Config, stdout, stderr io.Writer) []*cobra.Command {
 
 func newMessagingConnect(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
 	var in commands.ConnectWhatsApp
-	cmd := &cobra.Command{Use: "connect", Short: "Connect a WhatsApp business account to a shop (again: rotate its secret and verify token)", Args: cobra.NoArgs,
+	cmd := &cobra.Command{Use: "connect", Short: "Connect a WhatsApp business account to a shop (again: rotate its secret, verify token and access token)", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := requireFlags(cmd, "shop", "business-account-id", "phone-number-id", "app-secret", "verify-token"); err != nil {
 				return err
@@ -30,7 +30,7 @@ func newMessagingConnect(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				// The app secret and the verify token are never printed.
+				// The app secret, the verify token and the access token are never printed.
 				return printJSON(stdout, map[string]any{"shop_id": in.ShopID, "business_account_id": in.BusinessAccountID,
 					"phone_number_id": in.PhoneNumberID, "rotated": res.Rotated, "webhook_path": whatsapp.Path, "position": res.Position})
 			})
@@ -41,6 +41,7 @@ func newMessagingConnect(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
 	f.StringVar(&in.PhoneNumberID, "phone-number-id", "", "business phone number id (digits)")
 	f.StringVar(&in.AppSecret, "app-secret", "", "app secret the platform signs deliveries with (prefer the env twin CGP_APP_SECRET)")
 	f.StringVar(&in.VerifyToken, "verify-token", "", "verify token of the subscription handshake (prefer the env twin CGP_VERIFY_TOKEN)")
+	f.StringVar(&in.AccessToken, "access-token", "", "business account's access token messages are sent with; omitted: none, or the current one kept (prefer the env twin CGP_ACCESS_TOKEN)")
 	return cmd
 }
 

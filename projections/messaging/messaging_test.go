@@ -54,7 +54,7 @@ func (f *fixture) record(t *testing.T) (growth, pro string, last eventlog.Positi
 	steps := []func() (commands.Result, error){
 		func() (commands.Result, error) {
 			r, err := f.Commands.ConnectWhatsApp(ctx, commands.ConnectWhatsApp{ShopID: growth, BusinessAccountID: "11", PhoneNumberID: "21",
-				AppSecret: "secret-one-0123456789", VerifyToken: "verify-one"}, meta)
+				AppSecret: "secret-one-0123456789", VerifyToken: "verify-one", AccessToken: "EAAG-access-token-one-0123"}, meta)
 			return r.Result, err
 		},
 		func() (commands.Result, error) {
@@ -143,6 +143,9 @@ func TestReadModels(t *testing.T) {
 	if err != nil || acc.ShopID != growth || acc.AppSecret != "secret-two-0123456789" || acc.PhoneNumberID != "22" ||
 		acc.VerifyTokenHash != domain.HashToken("verify-two") {
 		t.Fatalf("account after rotation: %+v %v", acc, err)
+	}
+	if phone, sealed, err := q.SendingAccount(ctx, growth); err != nil || phone != "22" || !strings.HasPrefix(sealed, "sec1:") {
+		t.Errorf("sending account kept across a rotation without a token: %s %q %v", phone, sealed, err)
 	}
 	if _, err := q.AccountByVerifyTokenHash(ctx, domain.HashToken("verify-one")); domain.ErrorCode(err) != domain.CodeNotFound {
 		t.Errorf("rotated verify token still found: %v", err)
@@ -243,4 +246,61 @@ func dumpAll(t *testing.T, db *sql.DB) map[string][]map[string]any {
 		}
 	}
 	return out
+}
+
+// TestSendingAccount: the access token is folded sealed; the query finds
+// it for the shop only once one is given; a rotation without a token keeps
+// it, one with a token replaces it.
+func TestSendingAccount(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	meta := commands.Meta{Actor: "test", Source: "cli"}
+	acc, err := f.Commands.CreateAccount(ctx, commands.CreateAccount{Name: "send.example.com", Plan: "growth"}, meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := f.Commands.CreateShop(ctx, commands.CreateShop{AccountID: acc.ID, Domain: "send.example.com", Plan: "growth", WebhookSecret: "0123456789abcdef"}, meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const first, second = "EAAGm0PX4ZCpsBAK-first-token-01", "EAAGm0PX4ZCpsBAK-second-token-2"
+	rs := f.ReadSide(t, messaging.Projector(f.Codec))
+	q := messaging.NewQueries(rs.DB())
+	connect := func(phone, token string) {
+		t.Helper()
+		r, err := f.Commands.ConnectWhatsApp(ctx, commands.ConnectWhatsApp{ShopID: s.ID, BusinessAccountID: "31", PhoneNumberID: phone,
+			AppSecret: "secret-one-0123456789", VerifyToken: "verify-one", AccessToken: token}, meta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs.WaitFor(t, r.Position)
+	}
+	sending := func(wantPhone, wantToken string) {
+		t.Helper()
+		phone, sealed, err := q.SendingAccount(ctx, s.ID)
+		if err != nil {
+			t.Fatalf("sending account: %v", err)
+		}
+		if !strings.HasPrefix(sealed, "sec1:") || strings.Contains(sealed, wantToken) {
+			t.Fatalf("access token not sealed: %q", sealed)
+		}
+		token, err := f.Codec.OpenSecret(ctx, s.ID, messaging.SecretLabel, sealed)
+		if err != nil || phone != wantPhone || token != wantToken {
+			t.Fatalf("sending account: %s %q %v, want %s %q", phone, token, err, wantPhone, wantToken)
+		}
+	}
+
+	connect("41", "")
+	if _, _, err := q.SendingAccount(ctx, s.ID); domain.ErrorCode(err) != domain.CodeNotFound {
+		t.Fatalf("an account without a token: %v", err)
+	}
+	connect("41", first)
+	sending("41", first)
+	connect("42", "") // a rotation without a token keeps it
+	sending("42", first)
+	connect("42", second)
+	sending("42", second)
+	if _, _, err := q.SendingAccount(ctx, "shop_other"); domain.ErrorCode(err) != domain.CodeNotFound {
+		t.Fatalf("another shop: %v", err)
+	}
 }

@@ -116,6 +116,8 @@ CREATE TABLE account_reviews (
 	at                  INTEGER NOT NULL
 );
 CREATE INDEX account_reviews_shop ON account_reviews (shop_id, position);
+`}, {Version: 2, SQL: `
+ALTER TABLE whatsapp_accounts ADD COLUMN access_token TEXT NOT NULL DEFAULT '';
 `}}
 
 // Projector returns the messaging projector.
@@ -145,11 +147,11 @@ var cases = projections.NewTxCases(
 	}),
 	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.WhatsAppAccountConnected, e *projections.DecodedEvent) error {
 		pos := e.Position
-		return upsertAccount(ctx, tx, ev.BusinessAccountID, ev.ShopID, ev.PhoneNumberID, ev.AppSecret, ev.VerifyTokenHash, ev.ConnectedAt, pos)
+		return upsertAccount(ctx, tx, account{ev.BusinessAccountID, ev.ShopID, ev.PhoneNumberID, ev.AppSecret, ev.VerifyTokenHash, ev.AccessToken}, ev.ConnectedAt, pos)
 	}),
 	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.WhatsAppAccountCredentialsRotated, e *projections.DecodedEvent) error {
 		pos := e.Position
-		return upsertAccount(ctx, tx, ev.BusinessAccountID, ev.ShopID, ev.PhoneNumberID, ev.AppSecret, ev.VerifyTokenHash, ev.RotatedAt, pos)
+		return upsertAccount(ctx, tx, account{ev.BusinessAccountID, ev.ShopID, ev.PhoneNumberID, ev.AppSecret, ev.VerifyTokenHash, ev.AccessToken}, ev.RotatedAt, pos)
 	}),
 	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.MessagingProviderConnected, e *projections.DecodedEvent) error {
 		pos := e.Position
@@ -216,14 +218,24 @@ var cases = projections.NewTxCases(
 	}),
 )
 
-func upsertAccount(ctx context.Context, tx *sql.Tx, id, shop, phone, secret, verifyHash string, at time.Time, pos eventlog.Position) error {
+// account is a whatsapp_accounts row as a connection event gives it, its
+// secrets already sealed (Sealing).
+type account struct {
+	id, shop, phone, appSecret, verifyHash, accessToken string
+}
+
+// upsertAccount writes a connection. An empty access token keeps the row's
+// current one (a rotation without --access-token leaves sending as it was).
+func upsertAccount(ctx context.Context, tx *sql.Tx, a account, at time.Time, pos eventlog.Position) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO whatsapp_accounts (business_account_id, shop_id, phone_number_id, app_secret,
-		verify_token_hash, connected_at, updated_at, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+		verify_token_hash, access_token, connected_at, updated_at, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (business_account_id) DO UPDATE SET
 			phone_number_id = excluded.phone_number_id, app_secret = excluded.app_secret,
-			verify_token_hash = excluded.verify_token_hash, updated_at = excluded.updated_at, version = excluded.version
+			verify_token_hash = excluded.verify_token_hash,
+			access_token = CASE WHEN excluded.access_token <> '' THEN excluded.access_token ELSE whatsapp_accounts.access_token END,
+			updated_at = excluded.updated_at, version = excluded.version
 		WHERE whatsapp_accounts.version < excluded.version AND whatsapp_accounts.shop_id = excluded.shop_id`,
-		id, shop, phone, secret, verifyHash, at.UnixMicro(), at.UnixMicro(), pos)
+		a.id, a.shop, a.phone, a.appSecret, a.verifyHash, a.accessToken, at.UnixMicro(), at.UnixMicro(), pos)
 	return err
 }
 
@@ -268,7 +280,10 @@ func applyStatus(ctx context.Context, tx *sql.Tx, ev *domain.MessageStatusReport
 	return err
 }
 
-// SecretLabel binds the sealed secrets of whatsapp_accounts.app_secret
-// (envelope.Codec.SealSecret): the secret the queries return is sealed,
-// and the receiver opens it with the same label and the shop id.
+// SecretLabel binds the sealed secrets of whatsapp_accounts.app_secret and
+// whatsapp_accounts.access_token (envelope.Codec.SealSecret; one label for
+// the projector's secrets, its name kept from when the app secret was the
+// only one so that existing read models still open): the secrets the
+// queries return are sealed, and the receiver and the sending work open
+// them with this label and the shop id.
 const SecretLabel = "whatsapp_accounts.app_secret"

@@ -55,6 +55,22 @@ func (q *Queries) AccountByVerifyTokenHash(ctx context.Context, hash string) (*A
 	return q.WhatsAppAccount(ctx, id)
 }
 
+// SendingAccount returns what sending a WhatsApp message for shop needs:
+// the phone number id messages go from and the business account's access
+// token, sealed (open it with the codec's OpenSecret, SecretLabel and the
+// shop id; never log it). Of several accounts of the shop with a token, the
+// one connected or rotated last is used. Not found when the shop has no
+// account or none with an access token.
+func (q *Queries) SendingAccount(ctx context.Context, shop string) (phoneNumberID, sealedToken string, err error) {
+	err = q.db.QueryRowContext(ctx, `SELECT phone_number_id, access_token FROM whatsapp_accounts
+		WHERE shop_id = ? AND access_token <> '' ORDER BY updated_at DESC, version DESC LIMIT 1`, shop).
+		Scan(&phoneNumberID, &sealedToken)
+	if err := readmodel.FindError(err, "sending account"); err != nil {
+		return "", "", err
+	}
+	return phoneNumberID, sealedToken, nil
+}
+
 // ProviderConnection is a shop's connection to a messaging provider.
 type ProviderConnection struct {
 	ShopID    string
