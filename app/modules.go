@@ -109,7 +109,7 @@ func Modules() []Module {
 		Jobs:       []BackgroundJob{{"token_last_use", tokenLastUseJob}, {"retention", retentionJob}},
 		Commands:   []string{"accounts", "shops", "tokens", "public-keys", "image-keys", "shops retention", "shops reinstall"},
 	}, {
-		Name:       "customers",
+		Name: "customers",
 		Projectors: func(d Deps) []projections.Projector {
 			return []projections.Projector{customers.Projector(d.Codec, nil), consent.Projector(d.Codec)}
 		},

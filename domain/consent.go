@@ -55,6 +55,9 @@ type MarketingConsentChanged struct {
 	State      string    `json:"state"`
 	Source     string    `json:"source"`
 	At         time.Time `json:"at"`
+	// SourcePosition is the log position of the event the change comes
+	// from (0 for a change from no event).
+	SourcePosition uint64 `json:"source_position,omitempty"`
 }
 
 // EventType implements Event.
@@ -66,21 +69,31 @@ type ConsentChange struct {
 	ShopID, CustomerID, Channel string
 	State, Source               string
 	At                          time.Time
+	// SourcePosition is the log position of the event the change comes
+	// from; 0 for a change from no event (always decided on the state).
+	SourcePosition uint64
 }
 
 // MarketingConsent is the consent aggregate of one customer: the current
-// state per channel.
+// state per channel, and the log position of the source event of each
+// channel's last change. A change from a source event at or before that
+// position is older news and records nothing: the reactor sees the log in
+// order, so this only happens when it sees events again (a restart from
+// an older checkpoint, a rebuild), and a snapshot that changed nothing the
+// first time must not undo a later change then.
 type MarketingConsent struct {
-	States map[string]string
+	States    map[string]string
+	Positions map[string]uint64
 }
 
 // Apply folds an event into the aggregate.
 func (a *MarketingConsent) Apply(e Event) {
 	if ev, ok := e.(*MarketingConsentChanged); ok {
 		if a.States == nil {
-			a.States = map[string]string{}
+			a.States, a.Positions = map[string]string{}, map[string]uint64{}
 		}
 		a.States[ev.Channel] = ev.State
+		a.Positions[ev.Channel] = max(a.Positions[ev.Channel], ev.SourcePosition)
 	}
 }
 
@@ -88,7 +101,8 @@ func (a *MarketingConsent) Apply(e Event) {
 const maxConsentState = 64
 
 // Record decides a consent change: nil when the channel is already in
-// that state. now stands for a missing time.
+// that state, or when the change's source event is not after the source
+// of the channel's last change. now stands for a missing time.
 func (a *MarketingConsent) Record(in ConsentChange, now time.Time) (*MarketingConsentChanged, error) {
 	state := strings.ToLower(strings.TrimSpace(in.State))
 	switch {
@@ -104,13 +118,16 @@ func (a *MarketingConsent) Record(in ConsentChange, now time.Time) (*MarketingCo
 	if cur, ok := a.States[in.Channel]; ok && cur == state {
 		return nil, nil
 	}
+	if in.SourcePosition != 0 && in.SourcePosition <= a.Positions[in.Channel] {
+		return nil, nil
+	}
 	at := in.At
 	if at.IsZero() {
 		at = now
 	}
 	return &MarketingConsentChanged{
 		ShopID: in.ShopID, CustomerID: in.CustomerID, Channel: in.Channel,
-		Consented: ConsentGiven(state), State: state, Source: in.Source, At: at.UTC(),
+		Consented: ConsentGiven(state), State: state, Source: in.Source, At: at.UTC(), SourcePosition: in.SourcePosition,
 	}, nil
 }
 

@@ -13,8 +13,10 @@
 // inbound message records nothing: a customer writing to the shop is not
 // consent to marketing (WhatsApp's rules). The command decides on the
 // customer's consent stream whether the state changes, and its event id
-// derives from the source event and the channel: redelivery, a restart
-// from the checkpoint or a rebuild appends nothing twice. It never logs a
+// derives from the source event and the channel, and a change from a
+// source event not after the one of the channel's last change is ignored:
+// redelivery, a restart from the checkpoint or a rebuild appends nothing
+// twice and never undoes a later change. It never logs a
 // message's text.
 //
 // It imports domain, envelope, projections and readmodel.
@@ -103,6 +105,7 @@ func run(ctx context.Context, record Record, c domain.ConsentChange, e *projecti
 	if record == nil {
 		return nil
 	}
+	c.SourcePosition = uint64(e.Position)
 	if err := record(ctx, c, e.ID.String()); err != nil {
 		if domain.ErrorCode(err) == domain.CodeInvalid {
 			return nil
