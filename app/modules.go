@@ -20,7 +20,6 @@ import (
 	"github.com/cgp-platform/cgp/projections/audit"
 	"github.com/cgp-platform/cgp/projections/campaigns"
 	"github.com/cgp-platform/cgp/projections/commerce"
-	"github.com/cgp-platform/cgp/projections/consent"
 	"github.com/cgp-platform/cgp/projections/customers"
 	"github.com/cgp-platform/cgp/projections/enrollment"
 	"github.com/cgp-platform/cgp/projections/erasure"
@@ -109,11 +108,8 @@ func Modules() []Module {
 		Jobs:       []BackgroundJob{{"token_last_use", tokenLastUseJob}, {"retention", retentionJob}},
 		Commands:   []string{"accounts", "shops", "tokens", "public-keys", "image-keys", "shops retention", "shops reinstall"},
 	}, {
-		Name: "customers",
-		Projectors: func(d Deps) []projections.Projector {
-			return []projections.Projector{customers.Projector(d.Codec, nil), consent.Projector(d.Codec)}
-		},
-		Reactors: func(d Deps) []projections.Projector { return one(consent.Reactor(d.Codec, recordConsent(d))) },
+		Name:       "customers",
+		Projectors: func(d Deps) []projections.Projector { return one(customers.Projector(d.Codec, nil)) },
 		Routes: []Route{{"readapi.Customers", mountCustomersRead}, {"writeapi.Customers", mountCustomersWrite},
 			{"ingest.Commerce", mountCommerceWebhooks}, {"ingest.Pixel", mountPixel}},
 	}, {
@@ -220,21 +216,6 @@ func enroll(d Deps) enrollment.Enroll {
 	return func(ctx context.Context, in domain.Enrollment) error {
 		_, err := cmds.EnrollInJourney(ctx, commands.EnrollInJourney{Enrollment: in},
 			commands.Meta{RequestID: in.TriggerEventID, Actor: "system:journeys", Source: "system"})
-		return err
-	}
-}
-
-// recordConsent is the consent reactor's command: RecordMarketingConsent,
-// keyed by the source event's id (system actor, the source event's id as
-// correlation id). Nil without commands.
-func recordConsent(d Deps) consent.Record {
-	if d.Commands == nil {
-		return nil
-	}
-	cmds := d.Commands
-	return func(ctx context.Context, c domain.ConsentChange, sourceEventID string) error {
-		_, err := cmds.RecordMarketingConsent(ctx, commands.RecordMarketingConsent{Change: c, SourceEventID: sourceEventID},
-			commands.Meta{RequestID: sourceEventID, Actor: "system:consent", Source: "system"})
 		return err
 	}
 }

@@ -22,7 +22,6 @@ import (
 	"github.com/cgp-platform/cgp/projections/attribution"
 	"github.com/cgp-platform/cgp/projections/audit"
 	"github.com/cgp-platform/cgp/projections/campaigns"
-	"github.com/cgp-platform/cgp/projections/consent"
 	"github.com/cgp-platform/cgp/projections/gdprrequests"
 	intelrm "github.com/cgp-platform/cgp/projections/intelligence"
 	"github.com/cgp-platform/cgp/projections/journeys"
@@ -50,8 +49,7 @@ func mountUsage(a *App, r *mux.Router, _ Middleware) {
 // mountCustomersRead registers the customer reads, with their as-of reads
 // from the audit index.
 func mountCustomersRead(a *App, r *mux.Router, _ Middleware) {
-	readapi.NewCustomers(a.Customers, a.Auth, a.cursors, a.Runtime, time.Now).WithAsOf(a.asOfReader()).
-		WithConsent(consent.NewQueries(a.Store.DB())).Routes(r)
+	readapi.NewCustomers(a.Customers, a.Auth, a.cursors, a.Runtime, time.Now).WithAsOf(a.asOfReader()).Routes(r)
 }
 
 // mountCustomersWrite registers the customer writes.

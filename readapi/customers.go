@@ -11,7 +11,6 @@ import (
 	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/eventlog"
 	"github.com/cgp-platform/cgp/httpapi"
-	"github.com/cgp-platform/cgp/projections/consent"
 	"github.com/cgp-platform/cgp/projections/customers"
 )
 
@@ -27,15 +26,7 @@ type Customers struct {
 	cursors *httpapi.CursorCodec
 	wait    Waiter
 	now     func() time.Time
-	asOf    *AsOf            // nil: as_of is not served
-	consent *consent.Queries // nil: marketing_consent is not shown
-}
-
-// WithConsent shows the customer's marketing consent per channel in
-// GET /api/v1/customers/{id}.
-func (c *Customers) WithConsent(q *consent.Queries) *Customers {
-	c.consent = q
-	return c
+	asOf    *AsOf // nil: as_of is not served
 }
 
 // WithAsOf serves GET /api/v1/customers/{id}?as_of=… from the log.
@@ -121,59 +112,9 @@ func (c *Customers) handleCustomerGet(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	type withConsent struct {
-		cust    *customers.Customer
-		consent map[string]consent.State
-	}
 	ServeOne(w, r, c.wait, customers.Name, p.ShopID,
-		func(ctx context.Context, shop string) (withConsent, error) {
-			cust, err := c.q.Get(ctx, shop, id)
-			if err != nil || c.consent == nil {
-				return withConsent{cust: cust}, err
-			}
-			ids := []string{cust.ID}
-			if cust.Phone != nil {
-				if wa := domain.PhoneDigits(*cust.Phone); wa != "" {
-					ids = append(ids, domain.CustomerIDFromPhone(shop, wa))
-				}
-			}
-			states, err := c.consent.Consent(ctx, shop, ids...)
-			return withConsent{cust, states}, err
-		},
-		func(wc withConsent) httpapi.Resource {
-			res := CustomerResource(wc.cust, c.now())
-			if c.consent != nil {
-				res.Attributes.(*CustomerAttributes).MarketingConsent = marketingConsent(wc.consent)
-			}
-			return res
-		})
-}
-
-// MarketingConsent is a customer's marketing consent per channel, null
-// for a channel with no state recorded.
-type MarketingConsent struct {
-	Email    *ChannelConsent `json:"email"`
-	SMS      *ChannelConsent `json:"sms"`
-	WhatsApp *ChannelConsent `json:"whatsapp"`
-}
-
-// ChannelConsent is the consent on one channel.
-type ChannelConsent struct {
-	Consented bool      `json:"consented"`
-	State     string    `json:"state"`
-	Source    string    `json:"source"`
-	UpdatedAt time.Time `json:"updated_at"`
-}
-
-func marketingConsent(states map[string]consent.State) *MarketingConsent {
-	one := func(ch string) *ChannelConsent {
-		s, ok := states[ch]
-		if !ok {
-			return nil
-		}
-		return &ChannelConsent{Consented: s.Consented, State: s.State, Source: s.Source, UpdatedAt: s.UpdatedAt}
-	}
-	return &MarketingConsent{Email: one(domain.ChannelEmail), SMS: one(domain.ChannelSMS), WhatsApp: one(domain.ChannelWhatsApp)}
+		func(ctx context.Context, shop string) (*customers.Customer, error) { return c.q.Get(ctx, shop, id) },
+		func(cust *customers.Customer) httpapi.Resource { return CustomerResource(cust, c.now()) })
 }
 
 // CustomerAttributes are a customer's attributes as the API shows them
@@ -193,10 +134,8 @@ type CustomerAttributes struct {
 	AcceptsMarketing bool       `json:"accepts_marketing"`
 	State            string     `json:"state"`
 	Redacted         bool       `json:"redacted"`
-	// MarketingConsent is shown by GET /api/v1/customers/{id} only.
-	MarketingConsent *MarketingConsent `json:"marketing_consent,omitempty"`
-	CreatedAt        time.Time         `json:"created_at"`
-	UpdatedAt        time.Time         `json:"updated_at"`
+	CreatedAt        time.Time  `json:"created_at"`
+	UpdatedAt        time.Time  `json:"updated_at"`
 }
 
 // CustomerResource renders a customer in the single-resource shape.

@@ -54,12 +54,6 @@ func newAuditFixture(t *testing.T) *auditFixture {
 		t.Fatalf("patch: %d %s", r.status, r.body)
 	}
 	f.position = r.position(t)
-	// The consent reactor records each customer's e-mail consent after
-	// its creation: the history is complete once the three are there.
-	eventually(t, minEventually, "the consent reactor's events", func() bool {
-		return len(auditOf(t, f.s, f.tn.token, "MarketingConsentChanged")) == 3
-	})
-	waitAllProjected(t, dir)
 	return f
 }
 
@@ -189,14 +183,8 @@ func TestAuditEventsInLogOrderWithHashLinks(t *testing.T) {
 	check("filter[resource_id]="+f.ids[1], func(e map[string]any) bool { return e["resource_id"] == f.ids[1] })
 	check("filter[type]=CustomerCreated", func(e map[string]any) bool { return e["event_type"] == "CustomerCreated" })
 	check("filter[actor]="+f.tokenID, func(e map[string]any) bool { return e["actor"] == f.tokenID })
-	var creator any // the actor of the last creation
-	for _, e := range all {
-		if e["event_type"] == "CustomerCreated" {
-			creator = e["actor"]
-		}
-	}
-	check("filter[type]=CustomerCreated&filter[actor]="+url.QueryEscape(creator.(string)), func(e map[string]any) bool {
-		return e["event_type"] == "CustomerCreated" && e["actor"] == creator
+	check("filter[type]=CustomerCreated&filter[actor]="+url.QueryEscape(all[len(all)-2]["actor"].(string)), func(e map[string]any) bool {
+		return e["event_type"] == "CustomerCreated" && e["actor"] == all[len(all)-2]["actor"]
 	})
 	from := all[len(all)-3]["recorded_at"].(string)
 	fromT, _ := time.Parse(time.RFC3339Nano, from)

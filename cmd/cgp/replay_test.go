@@ -39,27 +39,20 @@ func openVersion(t *testing.T, path string) *sql.DB {
 // reached the head of the log.
 func waitAllProjected(t *testing.T, dir string) uint64 {
 	t.Helper()
+	head := uint64(len(readLog(t, dir)))
 	path, err := replay.Current(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	db := openVersion(t, path)
 	n := projectorCount(t)
-	// Reactors append (the consent reactor on every customer snapshot):
-	// the head is the one that stays put once everything reached it.
-	for head := uint64(len(readLog(t, dir))); ; {
-		eventually(t, 30*time.Second, fmt.Sprintf("every projector reaches %d", head), func() bool {
-			var count int
-			var low uint64
-			err := db.QueryRow(`SELECT COUNT(*), COALESCE(MIN(position), 0) FROM _projector_checkpoints`).Scan(&count, &low)
-			return err == nil && count == n && low >= head
-		})
-		again := uint64(len(readLog(t, dir)))
-		if again == head {
-			return head
-		}
-		head = again
-	}
+	eventually(t, 30*time.Second, fmt.Sprintf("every projector reaches %d", head), func() bool {
+		var count int
+		var low uint64
+		err := db.QueryRow(`SELECT COUNT(*), COALESCE(MIN(position), 0) FROM _projector_checkpoints`).Scan(&count, &low)
+		return err == nil && count == n && low >= head
+	})
+	return head
 }
 
 // snapshot copies the live read models of a stopped server.

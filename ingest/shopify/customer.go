@@ -45,9 +45,6 @@ type rawCustomer struct {
 	EmailMarketingConsent *struct {
 		State string `json:"state"`
 	} `json:"email_marketing_consent"`
-	SMSMarketingConsent *struct {
-		State string `json:"state"`
-	} `json:"sms_marketing_consent"`
 	CreatedAt      string `json:"created_at"`
 	UpdatedAt      string `json:"updated_at"`
 	DefaultAddress *struct {
@@ -84,13 +81,9 @@ func ParseCustomerProfile(body []byte) (domain.CustomerProfile, error) {
 	}
 	switch {
 	case r.EmailMarketingConsent != nil:
-		p.EmailConsent = consentState(r.EmailMarketingConsent.State)
-		p.AcceptsMarketing = p.EmailConsent == domain.ConsentSubscribed
+		p.AcceptsMarketing = r.EmailMarketingConsent.State == "subscribed"
 	case r.AcceptsMarketing != nil:
 		p.AcceptsMarketing = *r.AcceptsMarketing
-	}
-	if r.SMSMarketingConsent != nil {
-		p.SMSConsent = consentState(r.SMSMarketingConsent.State)
 	}
 	if a := r.DefaultAddress; a != nil {
 		p.Address = &domain.Address{Address1: a.Address1, Address2: a.Address2, City: a.City, Province: a.Province, Country: a.Country, Zip: a.Zip}
@@ -122,17 +115,6 @@ func parseCustomer(body []byte) (Customer, rawCustomer, error) {
 		return Customer{}, r, c.err
 	}
 	return cu, r, nil
-}
-
-// consentState is a platform consent state as recorded: trimmed, lower
-// case (the REST payloads send lower case, the GraphQL enums upper case),
-// at most 64 characters (longer is no state the platform sends).
-func consentState(s string) string {
-	s = strings.ToLower(strings.TrimSpace(s))
-	if len(s) > 64 {
-		return ""
-	}
-	return s
 }
 
 // present returns nil for an empty string, else a pointer to it.
