@@ -2,7 +2,6 @@ package email_test
 
 import (
 	"crypto/tls"
-	"errors"
 	"io"
 	"log"
 	"net"
@@ -85,7 +84,7 @@ func (s *session) Data(r io.Reader) error {
 
 // startRelay serves a relay on host:0 (host "127.0.0.1" unless given);
 // with a server TLS configuration it offers STARTTLS.
-func startRelay(t testing.TB, serverTLS *tls.Config, host ...string) (*relay, string) {
+func startRelay(t testing.TB, serverTLS *tls.Config) (*relay, string) {
 	t.Helper()
 	r := &relay{}
 	srv := smtp.NewServer(smtp.BackendFunc(func(c *smtp.Conn) (smtp.Session, error) {
@@ -97,11 +96,7 @@ func startRelay(t testing.TB, serverTLS *tls.Config, host ...string) (*relay, st
 	srv.Domain = "relay.test"
 	srv.ErrorLog = log.New(io.Discard, "", 0) // dropped connections are the tests' doing
 	srv.TLSConfig = serverTLS
-	listenHost := "127.0.0.1"
-	if len(host) > 0 {
-		listenHost = host[0]
-	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(listenHost, "0"))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,20 +117,4 @@ func testCerts(t testing.TB) (server, client *tls.Config) {
 	t.Cleanup(ts.Close)
 	roots := ts.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs
 	return &tls.Config{Certificates: ts.TLS.Certificates}, &tls.Config{RootCAs: roots, ServerName: "example.com"}
-}
-
-var errNoAddress = errors.New("no non-loopback address")
-
-// externalIP returns one of the machine's non-loopback IPv4 addresses.
-func externalIP() (string, error) {
-	addrs, err := net.InterfaceAddrs()
-	if err != nil {
-		return "", err
-	}
-	for _, a := range addrs {
-		if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil {
-			return n.IP.String(), nil
-		}
-	}
-	return "", errNoAddress
 }

@@ -239,22 +239,6 @@ func TestSendRefusesACertificateItDoesNotTrust(t *testing.T) {
 	}
 }
 
-func TestSendRequiresSTARTTLSOffLoopback(t *testing.T) {
-	ip, err := externalIP()
-	if err != nil {
-		t.Skipf("this machine has %v to reach a relay by", err)
-	}
-	r, addr := startRelay(t, nil, ip)
-	s := &email.Sender{Addr: addr, Username: "cgp", Password: "relay-password", Timeout: 30 * time.Second}
-	_, err = s.Send(context.Background(), campaignMessage())
-	if se := sendError(t, err); se.Code != email.CodeTLSUnavailable || !se.Retryable {
-		t.Errorf("got %q retryable %v", se.Code, se.Retryable)
-	}
-	if _, received := r.snapshot(); len(received) != 0 {
-		t.Errorf("relay received %d messages in clear", len(received))
-	}
-}
-
 func TestSendToAClosedPortIsARetryableConnectFailure(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
