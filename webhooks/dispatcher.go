@@ -392,13 +392,9 @@ type dueDelivery struct {
 // due reads up to limit deliveries of subscription id due at now, and
 // when the next one falls due when none is.
 func (d *Dispatcher) due(ctx context.Context, id string, now time.Time, limit int, onlyPing bool) ([]dueDelivery, time.Time, error) {
-	q := `SELECT id, event_id, event_type, attempts FROM wh_deliveries WHERE subscription_id = ? AND state = 'pending'
-	AND next_attempt_at <= ? ORDER BY next_attempt_at, position LIMIT ?`
-	args := []any{id, now.UnixMilli(), limit}
-	if onlyPing {
-		q = strings.Replace(q, "AND next_attempt_at", "AND event_type = 'ping' AND next_attempt_at", 1)
-	}
-	rows, err := d.cfg.DB.QueryContext(ctx, q, args...)
+	rows, err := d.cfg.DB.QueryContext(ctx, `SELECT id, event_id, event_type, attempts FROM wh_deliveries
+	WHERE subscription_id = ? AND state = 'pending' AND (? = 0 OR event_type = 'ping') AND next_attempt_at <= ?
+	ORDER BY next_attempt_at, position LIMIT ?`, id, onlyPing, now.UnixMilli(), limit)
 	if err != nil {
 		return nil, time.Time{}, fmt.Errorf("due deliveries: %w", err)
 	}

@@ -2,7 +2,6 @@ package webhooks
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"time"
@@ -102,8 +101,6 @@ func (s *Service) Close() error {
 	return errors.Join(s.Runtime.Close(), s.Store.Close())
 }
 
-// DB is the delivery store's read pool.
-func (s *Service) DB() *sql.DB { return s.Store.DB() }
 
 // WaitAttempted waits until ok holds, checking after each batch of
 // recorded attempts, at most until ctx ends.
