@@ -101,7 +101,6 @@ func (s *Service) Close() error {
 	return errors.Join(s.Runtime.Close(), s.Store.Close())
 }
 
-
 // WaitAttempted waits until ok holds, checking after each batch of
 // recorded attempts, at most until ctx ends.
 func (s *Service) WaitAttempted(ctx context.Context, ok func() (bool, error)) error {
