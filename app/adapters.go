@@ -5,6 +5,7 @@ package app
 
 import (
 	"context"
+	"time"
 
 	"github.com/cgp-platform/cgp/auth"
 	"github.com/cgp-platform/cgp/domain"
@@ -14,6 +15,7 @@ import (
 	"github.com/cgp-platform/cgp/ingest/providers"
 	"github.com/cgp-platform/cgp/ingest/whatsapp"
 	"github.com/cgp-platform/cgp/internal/gencache"
+	"github.com/cgp-platform/cgp/projections/customers"
 	"github.com/cgp-platform/cgp/projections/marketplaces"
 	"github.com/cgp-platform/cgp/projections/messaging"
 	"github.com/cgp-platform/cgp/projections/tenancy"
@@ -121,9 +123,46 @@ func (p PublicShops) OriginAllowed(ctx context.Context, host string) (bool, erro
 	return p.Q.OriginAllowed(ctx, host)
 }
 
-// TemplateApprovals adapts the messaging read model to
-// writeapi.TemplateStates.
-type TemplateApprovals struct{ Q *messaging.Queries }
+// TemplateApprovals adapts the messaging and customers read models to
+// writeapi.LaunchReads.
+type TemplateApprovals struct {
+	Q         *messaging.Queries
+	Customers *customers.Queries
+	// SMTP tells whether an SMTP relay is configured (e-mail can be sent).
+	SMTP bool
+}
+
+func (t TemplateApprovals) Template(ctx context.Context, shop, templateID string) (string, string, string, bool, error) {
+	tpl, err := t.Q.Template(ctx, shop, templateID)
+	if domain.ErrorCode(err) == domain.CodeNotFound {
+		return "", "", "", false, nil
+	}
+	if err != nil {
+		return "", "", "", false, err
+	}
+	return tpl.Name, tpl.Language, tpl.State, true, nil
+}
+
+func (t TemplateApprovals) ChannelReady(ctx context.Context, shop, channel string) error {
+	switch channel {
+	case domain.ChannelWhatsApp:
+		_, _, err := t.Q.SendingAccount(ctx, shop)
+		if domain.ErrorCode(err) == domain.CodeNotFound {
+			return domain.Invalid("channel", "the shop has no connected WhatsApp account with an access token (cgp messaging connect --access-token)")
+		}
+		return err
+	case domain.ChannelEmail:
+		if !t.SMTP {
+			return domain.Invalid("channel", "e-mail cannot be sent: the service has no SMTP relay configured (--smtp-addr)")
+		}
+	}
+	return nil
+}
+
+func (t TemplateApprovals) Recipients(ctx context.Context, shop string, f domain.AudienceFilters, channel string, now time.Time) ([]string, int, int, error) {
+	ids, skipped, err := t.Customers.Recipients(ctx, shop, f, channel, now)
+	return ids, skipped.NoConsent, skipped.NoAddress, err
+}
 
 func (t TemplateApprovals) TemplateApproved(ctx context.Context, shop, templateID string) (bool, error) {
 	tpl, err := t.Q.Template(ctx, shop, templateID)

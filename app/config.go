@@ -98,6 +98,10 @@ type Config struct {
 	// WarehouseURL is the ClickHouse URL, for Warehouse=clickhouse. A
 	// secret: never logged.
 	WarehouseURL string
+	// MessageReconcileWindow is how long a WhatsApp message left in
+	// doubt by a crash waits for its status webhook before it is sent
+	// again (0: 10 minutes).
+	MessageReconcileWindow time.Duration
 	// SMTPAddr is the SMTP relay (host:port) data exports are mailed
 	// through; empty: no e-mail (jobs.go).
 	SMTPAddr string
@@ -159,6 +163,9 @@ type TestHooks struct {
 	// retry schedule, attempt timeout (through the sender), auto-disable
 	// period and clock (zero: production's).
 	OutboundWebhooks OutboundWebhookHooks
+	// Sending tunes the message dispatcher: its retry schedule, doubt
+	// window, send timeout and clock (zero: production's).
+	Sending SendingHooks
 }
 
 // OutboundWebhookHooks are the outbound webhooks' test settings.
@@ -241,6 +248,9 @@ func (c *Config) Validate() error {
 	}
 	if _, _, err := intelligence.ParseDailyAt(c.DIDailyAt); err != nil {
 		errs = append(errs, fmt.Errorf("di-daily-at: %w", err))
+	}
+	if c.MessageReconcileWindow < 0 {
+		errs = append(errs, errors.New("message-reconcile-window must not be negative"))
 	}
 	if err := validAPIURL(c.WhatsAppAPIURL, c.OutboundAllowPrivate); err != nil {
 		errs = append(errs, fmt.Errorf("whatsapp-api-url: %w", err))

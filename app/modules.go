@@ -133,6 +133,10 @@ func Modules() []Module {
 		Reactors:   func(d Deps) []projections.Projector { return one(templateHolds(d)) },
 		Routes:     []Route{{"readapi.Campaigns, writeapi.Campaigns", mountCampaigns}},
 	}, {
+		Name:   "sending",
+		Routes: []Route{{"readapi.Messages", mountMessages}},
+		Jobs:   []BackgroundJob{{"message_sending", sendingJob}},
+	}, {
 		Name:       "journeys",
 		Projectors: func(d Deps) []projections.Projector { return one(journeys.Projector(d.Codec)) },
 		Reactors:   func(d Deps) []projections.Projector { return one(enrollment.Projector(d.Codec, enroll(d))) },

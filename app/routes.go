@@ -102,7 +102,8 @@ func mountMarketplaces(a *App, r *mux.Router, _ Middleware) {
 func mountCampaigns(a *App, r *mux.Router, idem Middleware) {
 	q := campaigns.NewQueries(a.Store.DB())
 	readapi.NewCampaigns(q, a.Customers, a.Auth, a.cursors, a.Runtime, time.Now).Routes(r)
-	writeapi.NewCampaigns(a.Commands, a.Auth, idem, q, TemplateApprovals{Q: messaging.NewQueries(a.Store.DB())}, a.Runtime).Routes(r)
+	writeapi.NewCampaigns(a.Commands, a.Auth, idem, q, TemplateApprovals{Q: messaging.NewQueries(a.Store.DB()),
+		Customers: a.Customers, SMTP: a.Config.SMTPAddr != ""}, a.Runtime).Routes(r)
 }
 
 // mountJourneys registers the journeys endpoints.

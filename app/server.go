@@ -30,6 +30,7 @@ import (
 	rmsqlite "github.com/cgp-platform/cgp/readmodel/sqlite"
 	"github.com/cgp-platform/cgp/readmodel/versioned"
 	"github.com/cgp-platform/cgp/replay"
+	"github.com/cgp-platform/cgp/sending"
 	"github.com/cgp-platform/cgp/webhooks"
 )
 
@@ -68,6 +69,8 @@ type App struct {
 	// Webhooks is the outbound webhooks' delivery side: its own store
 	// (webhooks.db), fan-out reactor and dispatcher.
 	Webhooks *webhooks.Service
+	// Sending sends the campaigns', journeys' and flows' messages.
+	Sending *sending.Service
 }
 
 // OpenApp opens every store and builds the HTTP handler, mounting every
@@ -164,6 +167,9 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 	if a.Webhooks, err = openWebhooks(ctx, cfg, core, a.Registry); err != nil {
 		return nil, errors.Join(err, a.closeWarehouse(), store.Close())
 	}
+	if a.Sending, err = openSending(ctx, cfg, core, a, a.Registry); err != nil {
+		return nil, errors.Join(err, a.closeWarehouse(), a.Webhooks.Close(), store.Close())
+	}
 	*a.erasures = Erasures{Store: store, Warehouse: a.Warehouse, Idempotency: a.Idempotency, LastUse: a.LastUse, Vault: a.Vault,
 		Commands: a.Commands, Tenancy: a.Tenancy, Registered: func() []string { return a.projectorNames },
 		RetentionEvery: cfg.Test.RetentionEvery, Now: cfg.Test.RetentionClock, Logger: a.Logger}
@@ -176,13 +182,13 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 	}
 	stack, err := httpapi.NewStack(httpapi.StackConfig{Logger: core.Logger, Registry: a.Registry, TrustedProxies: proxies})
 	if err != nil {
-		return nil, errors.Join(err, a.closeWarehouse(), a.Webhooks.Close(), a.LastUse.Close(), store.Close())
+		return nil, errors.Join(err, a.closeWarehouse(), a.Webhooks.Close(), a.Sending.Close(), a.LastUse.Close(), store.Close())
 	}
 	a.checks = a.readinessChecks()
 	r := httpapi.NewRouter()
 	sealer, err := idempotency.NewSealer(deriveKey(core.CursorKey, "cgp idempotency answers v1"))
 	if err != nil {
-		return nil, errors.Join(err, a.closeWarehouse(), a.Webhooks.Close(), a.LastUse.Close(), store.Close())
+		return nil, errors.Join(err, a.closeWarehouse(), a.Webhooks.Close(), a.Sending.Close(), a.LastUse.Close(), store.Close())
 	}
 	idem := idempotency.Middleware(a.Idempotency, func(r *http.Request) (string, bool) {
 		p, ok := auth.FromContext(r.Context())
@@ -286,7 +292,7 @@ func (a *App) Close() error {
 	if c, ok := a.Idempotency.(interface{ Close() error }); ok {
 		idem = c.Close()
 	}
-	return errors.Join(idem, a.closeWarehouse(), a.Webhooks.Close(), a.LastUse.Close(), a.Store.Close(), a.Core.Close())
+	return errors.Join(idem, a.closeWarehouse(), a.Webhooks.Close(), a.Sending.Close(), a.LastUse.Close(), a.Store.Close(), a.Core.Close())
 }
 
 func (a *App) closeWarehouse() error {

@@ -65,10 +65,21 @@ func (h *Handler) CreateCampaign(ctx context.Context, cmd CreateCampaign, meta M
 // of many template events and commands read only the streams they write.
 // A template approved a moment after the read is handled like any later
 // approval (the campaign waits, then is unblocked).
+//
+// The caller also resolves, from the read models, the WhatsApp template
+// the campaign names (TemplateName, TemplateLanguage) and the audience's
+// recipients on the campaign's channel (Recipients, with the counts of
+// the customers left out): the launch appends them, with the launch, in
+// one append, as the audience snapshot that the sender works from.
 type LaunchCampaign struct {
 	ShopID           string
 	CampaignID       string
 	TemplateApproved bool
+	TemplateName     string
+	TemplateLanguage string
+	Recipients       []string
+	SkippedConsent   int
+	SkippedAddress   int
 }
 
 // LaunchCampaign runs the command against the campaign's stream with its
@@ -85,11 +96,37 @@ func (h *Handler) LaunchCampaign(ctx context.Context, cmd LaunchCampaign, meta M
 			if err != nil {
 				return decision{}, err
 			}
+			ev.TemplateName, ev.TemplateLanguage = cmd.TemplateName, cmd.TemplateLanguage
 			launched = ev
-			return decision{events: []domain.Event{ev}}, nil
+			events := append([]domain.Event{ev},
+				domain.SnapshotAudience(cmd.ShopID, cmd.CampaignID, cmd.Recipients, cmd.SkippedConsent, cmd.SkippedAddress, h.now())...)
+			return decision{events: events}, nil
 		}, meta)
 	res.ID = cmd.CampaignID
 	return res, launched, err
+}
+
+// Campaign returns a shop's campaign and its audience, read from their
+// streams, for the launch's look-ups. A campaign of another shop is not
+// found.
+func (h *Handler) Campaign(ctx context.Context, shopID, campaignID string) (*domain.Campaign, *domain.Audience, error) {
+	if !domain.HasPrefixID(campaignID, domain.PrefixCampaign) {
+		return nil, nil, domain.NotFound("campaign")
+	}
+	var c domain.Campaign
+	if _, _, err := h.load(ctx, domain.CampaignStream(campaignID), &c); err != nil {
+		return nil, nil, err
+	}
+	if !c.Exists || c.ShopID != shopID {
+		return nil, nil, domain.NotFound("campaign")
+	}
+	var a domain.Audience
+	if domain.HasPrefixID(c.AudienceID, domain.PrefixAudience) {
+		if _, _, err := h.load(ctx, domain.AudienceStream(c.AudienceID), &a); err != nil {
+			return nil, nil, err
+		}
+	}
+	return &c, &a, nil
 }
 
 // CampaignTemplate returns the channel and template id of a shop's

@@ -85,14 +85,15 @@ func (AudienceCreated) EventType() string { return "AudienceCreated" }
 
 // Audience is the audience aggregate: which shop saved it.
 type Audience struct {
-	ShopID string
-	Exists bool
+	ShopID  string
+	Filters AudienceFilters
+	Exists  bool
 }
 
 // Apply folds an event into the audience.
 func (a *Audience) Apply(e Event) {
 	if ev, ok := e.(*AudienceCreated); ok {
-		a.ShopID, a.Exists = ev.ShopID, true
+		a.ShopID, a.Filters, a.Exists = ev.ShopID, ev.Filters, true
 	}
 }
 
@@ -148,8 +149,11 @@ type CampaignCreated struct {
 	Channel    string `json:"channel"`
 	// TemplateID is the messaging platform's message template id of a
 	// WhatsApp campaign ("" for e-mail).
-	TemplateID string    `json:"template_id,omitempty"`
-	CreatedAt  time.Time `json:"created_at"`
+	TemplateID string `json:"template_id,omitempty"`
+	// Content is what the campaign's messages say (absent from campaigns
+	// created before content existed: they cannot be launched).
+	Content   *MessageContent `json:"content,omitempty"`
+	CreatedAt time.Time       `json:"created_at"`
 }
 
 // EventType implements Event.
@@ -159,10 +163,14 @@ func (CampaignCreated) EventType() string { return "CampaignCreated" }
 // sending, or awaiting_approval when its message template was not approved
 // at launch.
 type CampaignLaunched struct {
-	CampaignID string    `json:"campaign_id"`
-	ShopID     string    `json:"shop_id"`
-	Status     string    `json:"status"`
-	LaunchedAt time.Time `json:"launched_at"`
+	CampaignID string `json:"campaign_id"`
+	ShopID     string `json:"shop_id"`
+	Status     string `json:"status"`
+	// TemplateName and TemplateLanguage are the WhatsApp template the
+	// campaign's template_id named at launch, as sent.
+	TemplateName     string    `json:"template_name,omitempty"`
+	TemplateLanguage string    `json:"template_language,omitempty"`
+	LaunchedAt       time.Time `json:"launched_at"`
 }
 
 // EventType implements Event.
@@ -173,6 +181,8 @@ func (CampaignLaunched) EventType() string { return "CampaignLaunched" }
 // template that paused it (when one did).
 type Campaign struct {
 	ShopID, Channel, TemplateID, Status string
+	AudienceID                          string
+	Content                             *MessageContent
 	Exists                              bool
 	PausedFrom, PausedReason, PausedBy  string
 	// handled holds the template events the campaign reacted to.
@@ -184,8 +194,11 @@ func (c *Campaign) Apply(e Event) {
 	switch ev := e.(type) {
 	case *CampaignCreated:
 		c.ShopID, c.Channel, c.TemplateID, c.Status, c.Exists = ev.ShopID, ev.Channel, ev.TemplateID, CampaignStatusDraft, true
+		c.AudienceID, c.Content = ev.AudienceID, ev.Content
 	case *CampaignLaunched:
 		c.Status = ev.Status
+	case *CampaignCompleted:
+		c.Status = CampaignStatusCompleted
 	case *CampaignPaused:
 		c.Status, c.PausedFrom, c.PausedReason, c.PausedBy = CampaignStatusPaused, ev.PreviousStatus, ev.Reason, ev.TemplateID
 		c.handle(ev.TemplateEventID)
@@ -211,6 +224,8 @@ func (c *Campaign) handle(templateEventID string) {
 // CampaignDraft is what a merchant sends to create a campaign.
 type CampaignDraft struct {
 	Name, AudienceID, Channel, TemplateID string
+	// Content may be partial in a draft; a launch needs it complete.
+	Content *MessageContent
 }
 
 // NewCampaign decides the creation of a campaign with a fresh id, in
@@ -243,11 +258,18 @@ func NewCampaign(shopID string, d CampaignDraft, audience *Audience, now time.Ti
 	if ch == ChannelEmail && tpl != "" {
 		return nil, Invalid("template_id", "template_id is only for whatsapp campaigns")
 	}
+	if d.Content != nil {
+		if err := d.Content.Validate("content", ch, false); err != nil {
+			return nil, err
+		}
+	}
 	return &CampaignCreated{CampaignID: NewID(PrefixCampaign), ShopID: shopID, Name: name, AudienceID: d.AudienceID,
-		Channel: ch, TemplateID: tpl, CreatedAt: now.UTC()}, nil
+		Channel: ch, TemplateID: tpl, Content: d.Content, CreatedAt: now.UTC()}, nil
 }
 
-// Launch decides the launch of a draft campaign. templateApproved says
+// Launch decides the launch of a draft campaign, whose content must be
+// complete for its channel (a validation error naming the field otherwise).
+// templateApproved says
 // whether the campaign's message template was approved when the caller
 // looked (ignored for e-mail): when it was not, the campaign waits for
 // approval instead of sending. Only a draft can be launched: a second
@@ -263,6 +285,13 @@ func (c *Campaign) Launch(shopID, campaignID string, templateApproved bool, now 
 		return nil, Conflict("the campaign was already launched (status %s)", c.Status)
 	default:
 		return nil, Conflict("a %s campaign cannot be launched", c.Status)
+	}
+	content := MessageContent{}
+	if c.Content != nil {
+		content = *c.Content
+	}
+	if err := content.Validate("content", c.Channel, true); err != nil {
+		return nil, err
 	}
 	status := CampaignStatusSending
 	if c.Channel == ChannelWhatsApp && !templateApproved {

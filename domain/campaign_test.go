@@ -84,7 +84,12 @@ func TestCampaignLifecycle(t *testing.T) {
 	if err != nil || created.Channel != domain.ChannelWhatsApp || !domain.HasPrefixID(created.CampaignID, domain.PrefixCampaign) {
 		t.Fatalf("create: %+v %v", created, err)
 	}
-	email, err := domain.NewCampaign("shop_1", domain.CampaignDraft{Name: "News", AudienceID: "aud_1", Channel: "email"}, aud, now)
+	email, err := domain.NewCampaign("shop_1", domain.CampaignDraft{Name: "News", AudienceID: "aud_1", Channel: "email",
+		Content: &domain.MessageContent{Subject: "Hello {{first_name}}", Text: "New arrivals"}}, aud, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bare, err := domain.NewCampaign("shop_1", domain.CampaignDraft{Name: "News", AudienceID: "aud_1", Channel: "email"}, aud, now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,6 +107,7 @@ func TestCampaignLifecycle(t *testing.T) {
 		{"approved template", []domain.Event{created}, "shop_1", true, domain.CampaignStatusSending, ""},
 		{"template not approved", []domain.Event{created}, "shop_1", false, domain.CampaignStatusAwaitingApproval, ""},
 		{"email ignores templates", []domain.Event{email}, "shop_1", false, domain.CampaignStatusSending, ""},
+		{"email without content", []domain.Event{bare}, "shop_1", false, "", domain.CodeInvalid},
 		{"twice", []domain.Event{created, &domain.CampaignLaunched{Status: domain.CampaignStatusSending}}, "shop_1", true, "", domain.CodeConflict},
 		{"waiting for approval", []domain.Event{created, &domain.CampaignLaunched{Status: domain.CampaignStatusAwaitingApproval}}, "shop_1", true, "", domain.CodeConflict},
 		{"paused", []domain.Event{created, &domain.CampaignLaunched{Status: domain.CampaignStatusPaused}}, "shop_1", true, "", domain.CodeConflict},

@@ -43,10 +43,10 @@ func InboundQueue(plan Plan) string {
 // Message statuses the message log acts on; any other status reported is
 // kept as sent.
 const (
-	MessageSent      = "sent"
-	MessageDelivered = "delivered"
-	MessageRead      = "read"
-	MessageFailed    = "failed"
+	MessageStatusSent      = "sent"
+	MessageStatusDelivered = "delivered"
+	MessageStatusRead      = "read"
+	MessageStatusFailed    = "failed"
 )
 
 // Template states moved by template status events.
@@ -459,6 +459,11 @@ type MessageStatus struct {
 	At          time.Time
 	ErrorCode   string
 	ErrorTitle  string
+	// ClientReference is the reference the message was sent with, as
+	// the platform returns it (WhatsApp's biz_opaque_callback_data, a
+	// provider's client_reference): the service's message id for the
+	// messages it sent.
+	ClientReference string
 }
 
 // MessageStatusReported: the platform or a provider reported a status of a
@@ -474,6 +479,9 @@ type MessageStatusReported struct {
 	At         time.Time `json:"at"`
 	ErrorCode  string    `json:"error_code,omitempty"`
 	ErrorTitle string    `json:"error_title,omitempty"`
+	// ClientReference is the service's message id when the report
+	// carried it back.
+	ClientReference string `json:"client_reference,omitempty"`
 }
 
 // EventType implements Event.
@@ -488,11 +496,12 @@ func ReportMessageStatus(shopID string, in MessageStatus, now time.Time) (*Messa
 		checkText("statuses.recipient_id", in.RecipientID, maxMessagingWord),
 		checkText("statuses.errors.code", in.ErrorCode, maxMessagingWord),
 		checkText("statuses.errors.title", in.ErrorTitle, maxMessagingWord),
+		checkText("statuses.biz_opaque_callback_data", in.ClientReference, 512),
 	); err != nil {
 		return nil, err
 	}
 	ev := &MessageStatusReported{ShopID: shopID, MessageID: in.MessageID, Source: in.Source,
-		Status: in.Status, At: orNow(in.At, now), ErrorCode: in.ErrorCode, ErrorTitle: in.ErrorTitle}
+		Status: in.Status, At: orNow(in.At, now), ErrorCode: in.ErrorCode, ErrorTitle: in.ErrorTitle, ClientReference: in.ClientReference}
 	if in.RecipientID != "" {
 		ev.CustomerID = CustomerIDFromPhone(shopID, in.RecipientID)
 	}

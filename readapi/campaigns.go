@@ -2,6 +2,7 @@ package readapi
 
 import (
 	"context"
+	"math"
 	"net/http"
 	"time"
 
@@ -61,6 +62,8 @@ var AudienceListSpec = httpapi.ListSpec{Resource: "audiences", Sorts: []string{c
 func (c *Campaigns) Routes(r *mux.Router) {
 	r.Handle("/api/v1/campaigns", httpapi.Stable(httpapi.Compressed(c.auth.Require(ScopeCampaignsRead, http.HandlerFunc(c.handleCampaignList))))).
 		Methods(http.MethodGet)
+	r.Handle("/api/v1/campaigns/{id}", httpapi.Stable(c.auth.Require(ScopeCampaignsRead, http.HandlerFunc(c.handleCampaignGet)))).
+		Methods(http.MethodGet)
 	r.Handle("/api/v1/audiences", httpapi.Beta(httpapi.Compressed(c.auth.Require(ScopeAudiencesRead, http.HandlerFunc(c.handleAudienceList))))).
 		Methods(http.MethodGet)
 	r.Handle("/api/v1/audiences/{id}", httpapi.Beta(c.auth.Require(ScopeAudiencesRead, http.HandlerFunc(c.handleAudienceGet)))).
@@ -78,6 +81,16 @@ func (c *Campaigns) handleCampaignList(w http.ResponseWriter, r *http.Request) {
 			}
 			return items, next, err
 		}, c.audienceRelation(p.ShopID))
+}
+
+// handleCampaignGet serves one campaign with its audience snapshot's size
+// and its messages' counts and rates.
+func (c *Campaigns) handleCampaignGet(w http.ResponseWriter, r *http.Request) {
+	p, _ := auth.FromContext(r.Context())
+	id := mux.Vars(r)["id"]
+	ServeOne(w, r, c.wait, campaigns.Name, p.ShopID,
+		func(ctx context.Context, shop string) (*campaigns.Campaign, error) { return c.q.Campaign(ctx, shop, id) },
+		CampaignResource, c.audienceRelation(p.ShopID))
 }
 
 // audienceRelation embeds a campaign's audience (include=audience).
@@ -157,15 +170,74 @@ type CampaignAttributes struct {
 	// PausedAt are set while the campaign is paused, else null.
 	PausedReason *string    `json:"paused_reason"`
 	PausedAt     *time.Time `json:"paused_at"`
+	CompletedAt  *time.Time `json:"completed_at"`
+	// Content is what the messages say; null when the campaign was
+	// created without (it cannot be launched).
+	Content *domain.MessageContent `json:"content"`
+	// Template is the WhatsApp template as resolved at launch (null
+	// before the launch and for e-mail).
+	Template *CampaignTemplate `json:"template"`
+	// Recipients is the audience snapshot's size at launch (0 before).
+	Recipients int           `json:"recipients"`
+	Stats      CampaignStats `json:"stats"`
+}
+
+// CampaignTemplate is the WhatsApp template a campaign sends.
+type CampaignTemplate struct {
+	Name     string `json:"name"`
+	Language string `json:"language"`
+}
+
+// CampaignStats are the outcomes of a campaign's messages so far, and
+// their rates: delivery rate = delivered / sent, open rate = read /
+// delivered, failure rate = failed / recipients, opt-out rate = opted out
+// / recipients (0 when the divisor is 0). Skipped messages are those of
+// recipients who withdrew consent or lost their address after the
+// snapshot; opted_out counts the audience's customers left out at the
+// snapshot for consent and the recipients skipped for it since.
+type CampaignStats struct {
+	Sent             int     `json:"sent"`
+	Delivered        int     `json:"delivered"`
+	Read             int     `json:"read"`
+	Failed           int     `json:"failed"`
+	Skipped          int     `json:"skipped"`
+	OptedOut         int     `json:"opted_out"`
+	SkippedNoAddress int     `json:"skipped_no_address"`
+	DeliveryRate     float64 `json:"delivery_rate"`
+	OpenRate         float64 `json:"open_rate"`
+	FailureRate      float64 `json:"failure_rate"`
+	OptOutRate       float64 `json:"opt_out_rate"`
+}
+
+// rate is n / of rounded to 4 places, 0 when of is 0.
+func rate(n, of int) float64 {
+	if of <= 0 {
+		return 0
+	}
+	return math.Round(float64(n)/float64(of)*10000) / 10000
+}
+
+func campaignStats(c *campaigns.Campaign) CampaignStats {
+	n := c.Counts
+	optedOut := n.OptedOut + c.SkippedNoConsent
+	audience := c.Recipients + c.SkippedNoConsent
+	return CampaignStats{Sent: n.Sent, Delivered: n.Delivered, Read: n.Read, Failed: n.Failed, Skipped: n.Skipped, OptedOut: optedOut,
+		SkippedNoAddress: c.SkippedNoAddress, DeliveryRate: rate(n.Delivered, n.Sent), OpenRate: rate(n.Read, n.Delivered),
+		FailureRate: rate(n.Failed, c.Recipients), OptOutRate: rate(optedOut, audience)}
 }
 
 // CampaignResource renders a campaign in the single-resource shape.
 func CampaignResource(c *campaigns.Campaign) httpapi.Resource {
+	var tpl *CampaignTemplate
+	if c.TemplateName != "" {
+		tpl = &CampaignTemplate{Name: c.TemplateName, Language: c.TemplateLanguage}
+	}
 	return httpapi.Resource{
 		ID: c.ID, Type: "campaign",
 		Attributes: CampaignAttributes{Name: c.Name, AudienceID: c.AudienceID, Channel: c.Channel, TemplateID: optional(c.TemplateID),
 			Status: c.Status, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, LaunchedAt: zeroTimeAsNull(c.LaunchedAt),
-			PausedReason: optional(c.PausedReason), PausedAt: zeroTimeAsNull(c.PausedAt)},
+			PausedReason: optional(c.PausedReason), PausedAt: zeroTimeAsNull(c.PausedAt), CompletedAt: zeroTimeAsNull(c.CompletedAt),
+			Content: c.Content, Template: tpl, Recipients: c.Recipients, Stats: campaignStats(c)},
 		Relationships: map[string]httpapi.Relationship{"audience": httpapi.RelatedLink("/api/v1/audiences/" + c.AudienceID)},
 	}
 }

@@ -29,13 +29,31 @@ type TemplateStates interface {
 	TemplateApproved(ctx context.Context, shop, templateID string) (bool, error)
 }
 
+// LaunchReads is what a launch reads from the read models: the
+// template a WhatsApp campaign names, whether the shop can send on the
+// campaign's channel, and the audience's recipients on it.
+type LaunchReads interface {
+	TemplateStates
+	// Template returns the name, language and state of a shop's WhatsApp
+	// message template; found is false when the shop has none of that id.
+	Template(ctx context.Context, shop, templateID string) (name, language, state string, found bool, err error)
+	// ChannelReady fails with a validation error on field channel when
+	// the shop cannot send on channel (no connected WhatsApp account with
+	// an access token, no SMTP relay configured, …).
+	ChannelReady(ctx context.Context, shop, channel string) error
+	// Recipients lists the customers of the audience filtered by f who
+	// may receive a marketing message on channel, with the counts of the
+	// others (no consent, no address).
+	Recipients(ctx context.Context, shop string, f domain.AudienceFilters, channel string, now time.Time) (ids []string, skippedConsent, skippedAddress int, err error)
+}
+
 // Campaigns serves the audience (beta) and campaign writes.
 type Campaigns struct {
 	idem      func(http.Handler) http.Handler
 	cmds      *commands.Handler
 	auth      *auth.Authenticator
 	q         *campaigns.Queries
-	templates TemplateStates
+	templates LaunchReads
 	wait      readapi.Waiter
 }
 
@@ -43,7 +61,7 @@ type Campaigns struct {
 // wraps every write in Idempotency-Key handling; templates is read at
 // launch.
 func NewCampaigns(cmds *commands.Handler, a *auth.Authenticator, idem func(http.Handler) http.Handler, q *campaigns.Queries,
-	templates TemplateStates, wait readapi.Waiter) *Campaigns {
+	templates LaunchReads, wait readapi.Waiter) *Campaigns {
 	return &Campaigns{cmds: cmds, auth: a, idem: idem, q: q, templates: templates, wait: wait}
 }
 
@@ -146,10 +164,11 @@ func (c *Campaigns) handleAudienceCreate(w http.ResponseWriter, r *http.Request)
 }
 
 type campaignCreateBody struct {
-	Name       string `json:"name"`
-	AudienceID string `json:"audience_id"`
-	Channel    string `json:"channel"`
-	TemplateID string `json:"template_id"`
+	Name       string                 `json:"name"`
+	AudienceID string                 `json:"audience_id"`
+	Channel    string                 `json:"channel"`
+	TemplateID string                 `json:"template_id"`
+	Content    *domain.MessageContent `json:"content"`
 }
 
 // handleCampaignCreate creates a draft campaign and answers 201 with it,
@@ -162,7 +181,7 @@ func (c *Campaigns) handleCampaignCreate(w http.ResponseWriter, r *http.Request)
 		return
 	}
 	res, ev, err := c.cmds.CreateCampaign(r.Context(), commands.CreateCampaign{ShopID: p.ShopID, Draft: domain.CampaignDraft{
-		Name: body.Name, AudienceID: body.AudienceID, Channel: body.Channel, TemplateID: body.TemplateID}}, meta(r, p))
+		Name: body.Name, AudienceID: body.AudienceID, Channel: body.Channel, TemplateID: body.TemplateID, Content: body.Content}}, meta(r, p))
 	if err != nil {
 		httpapi.WriteError(w, r, err)
 		return
@@ -181,11 +200,11 @@ func (c *Campaigns) handleCampaignCreate(w http.ResponseWriter, r *http.Request)
 func (c *Campaigns) handleCampaignLaunch(w http.ResponseWriter, r *http.Request) {
 	p, _ := auth.FromContext(r.Context())
 	id := mux.Vars(r)["id"]
-	approved, err := c.templateApproved(r.Context(), p.ShopID, id)
+	cmd, err := c.launch(r.Context(), p.ShopID, id)
 	var res commands.Result
 	var ev *domain.CampaignLaunched
 	if err == nil {
-		res, ev, err = c.cmds.LaunchCampaign(r.Context(), commands.LaunchCampaign{ShopID: p.ShopID, CampaignID: id, TemplateApproved: approved}, meta(r, p))
+		res, ev, err = c.cmds.LaunchCampaign(r.Context(), cmd, meta(r, p))
 	}
 	if err != nil {
 		httpapi.WriteError(w, r, err)
@@ -194,6 +213,35 @@ func (c *Campaigns) handleCampaignLaunch(w http.ResponseWriter, r *http.Request)
 	c.answer(w, r, p.ShopID, id, res, func(cam *campaigns.Campaign) {
 		cam.Status, cam.LaunchedAt, cam.UpdatedAt = ev.Status, ev.LaunchedAt, ev.LaunchedAt
 	})
+}
+
+// launch prepares the launch of a draft campaign from the read models:
+// the shop must be able to send on the campaign's channel (422 on
+// channel), a WhatsApp campaign's template must be known (422 on
+// template_id; its approval decides sending or awaiting_approval), and the
+// audience is resolved to its recipients. A campaign that is not a draft
+// gets no look-up: the command answers its conflict.
+func (c *Campaigns) launch(ctx context.Context, shop, id string) (commands.LaunchCampaign, error) {
+	cmd := commands.LaunchCampaign{ShopID: shop, CampaignID: id}
+	cam, aud, err := c.cmds.Campaign(ctx, shop, id)
+	if err != nil || cam.Status != domain.CampaignStatusDraft {
+		return cmd, err
+	}
+	if err := c.templates.ChannelReady(ctx, shop, cam.Channel); err != nil {
+		return cmd, err
+	}
+	if cam.Channel == domain.ChannelWhatsApp {
+		name, lang, state, found, err := c.templates.Template(ctx, shop, cam.TemplateID)
+		if err != nil {
+			return cmd, err
+		}
+		if !found {
+			return cmd, domain.Invalid("template_id", "the shop has no message template %s (a template becomes known by its status webhook)", cam.TemplateID)
+		}
+		cmd.TemplateApproved, cmd.TemplateName, cmd.TemplateLanguage = state == domain.TemplateApproved, name, lang
+	}
+	cmd.Recipients, cmd.SkippedConsent, cmd.SkippedAddress, err = c.templates.Recipients(ctx, shop, aud.Filters, cam.Channel, time.Now())
+	return cmd, err
 }
 
 // templateApproved reads whether the campaign's WhatsApp template is

@@ -53,6 +53,11 @@ type Message struct {
 	Headers map[string]string
 	// Date is required: the library reads no clock.
 	Date time.Time
+	// MessageIDLocal, when set, is the left-hand side of the Message-ID
+	// (letters, digits, '_', '-' and '.', at most 64): the same message
+	// sent again carries the same Message-ID, by which mail systems drop
+	// a duplicate. A random one otherwise.
+	MessageIDLocal string
 	// MessageIDDomain is the right-hand side of the Message-ID; the
 	// domain of From.Address when empty.
 	MessageIDDomain string
@@ -92,9 +97,15 @@ func build(m Message) ([]byte, string, error) {
 	if !isHostname(domain) {
 		return nil, "", invalid("message_id_domain", "is not a host name")
 	}
-	random := make([]byte, 16)
-	_, _ = rand.Read(random) // never fails (crypto/rand since Go 1.24)
-	id := hex.EncodeToString(random) + "@" + domain
+	local := m.MessageIDLocal
+	if local == "" {
+		random := make([]byte, 16)
+		_, _ = rand.Read(random) // never fails (crypto/rand since Go 1.24)
+		local = hex.EncodeToString(random)
+	} else if !isMessageIDLocal(local) {
+		return nil, "", invalid("message_id_local", "must be 1 to 64 letters, digits, '_', '-' or '.'")
+	}
+	id := local + "@" + domain
 
 	var buf bytes.Buffer
 	header := func(name, value string) { buf.WriteString(name + ": " + value + "\r\n") }
@@ -366,4 +377,17 @@ func writeQuotedPrintable(w io.Writer, body string) {
 	qp := quotedprintable.NewWriter(w)
 	_, _ = io.WriteString(qp, body)
 	_ = qp.Close()
+}
+
+// isMessageIDLocal tells whether s is a safe Message-ID left-hand side.
+func isMessageIDLocal(s string) bool {
+	if len(s) == 0 || len(s) > 64 || s[0] == '.' || s[len(s)-1] == '.' || strings.Contains(s, "..") {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return true
 }

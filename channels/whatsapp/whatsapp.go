@@ -126,6 +126,11 @@ type Template struct {
 	Body []string
 	// Buttons holds the values of buttons that take one.
 	Buttons []Button
+	// CallbackData is sent as biz_opaque_callback_data (at most 512
+	// characters): the platform returns it on the message's status
+	// webhooks, so a sender that lost the answer learns the message
+	// was sent.
+	CallbackData string
 }
 
 // Button sub-types a template send can fill.
@@ -161,12 +166,16 @@ func (c *Client) SendTemplate(ctx context.Context, phoneNumberID, accessToken, t
 	if err != nil {
 		return Sent{}, err
 	}
+	if utf8.RuneCountInString(t.CallbackData) > MaxCallbackData {
+		return Sent{}, invalid(fmt.Sprintf("callback data has more than %d characters", MaxCallbackData))
+	}
 	return c.send(ctx, phoneNumberID, accessToken, request{
 		MessagingProduct: "whatsapp",
 		RecipientType:    "individual",
 		To:               msisdn,
 		Type:             "template",
 		Template:         tpl,
+		CallbackData:     t.CallbackData,
 	})
 }
 
@@ -204,7 +213,11 @@ type request struct {
 	Type             string          `json:"type"`
 	Template         *templateObject `json:"template,omitempty"`
 	Text             *textObject     `json:"text,omitempty"`
+	CallbackData     string          `json:"biz_opaque_callback_data,omitempty"`
 }
+
+// MaxCallbackData is the documented bound of biz_opaque_callback_data.
+const MaxCallbackData = 512
 
 type textObject struct {
 	Body       string `json:"body"`

@@ -51,6 +51,7 @@ func bindServe(c *Config, fs *pflag.FlagSet) {
 	fs.StringVar(&c.SMTPFrom, "smtp-from", "", "sender address of the data-export mails (env CGP_SMTP_FROM)")
 	fs.StringVar(&c.SMTPUsername, "smtp-username", "", "SMTP user name, AUTH PLAIN over STARTTLS (env CGP_SMTP_USERNAME)")
 	fs.StringVar(&c.SMTPPassword, "smtp-password", "", "SMTP password; never logged (env CGP_SMTP_PASSWORD)")
+	fs.DurationVar(&c.MessageReconcileWindow, "message-reconcile-window", 10*time.Minute, "how long a WhatsApp message a crash left in doubt waits for its status webhook before it is sent again (env CGP_MESSAGE_RECONCILE_WINDOW)")
 	fs.StringVar(&c.WhatsAppAPIURL, "whatsapp-api-url", whatsapp.DefaultBaseURL, "WhatsApp Cloud API base address with its version that messages are sent through; https, or http with --outbound-allow-private (env CGP_WHATSAPP_API_URL)")
 	fs.BoolVar(&c.Demo, "demo", false, "on an empty data directory, create a demo account, shop and token and print them (env CGP_DEMO)")
 }

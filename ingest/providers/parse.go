@@ -22,6 +22,9 @@ type rawCallback struct {
 		Status    string       `json:"status"`
 		Timestamp timestamp    `json:"timestamp"`
 		ErrorCode payload.Text `json:"error_code"`
+		// ClientReference is the client_reference the message was sent
+		// with (the service's message id).
+		ClientReference string `json:"client_reference"`
 	} `json:"statuses"`
 }
 
@@ -44,7 +47,7 @@ func Parse(provider string, body []byte) (*Callback, error) {
 	out := &Callback{Statuses: make([]domain.MessageStatus, 0, len(raw.Statuses))}
 	for _, s := range raw.Statuses {
 		out.Statuses = append(out.Statuses, domain.MessageStatus{Source: "provider:" + provider, MessageID: s.MessageID,
-			Status: s.Status, At: time.Time(s.Timestamp), ErrorCode: string(s.ErrorCode)})
+			Status: s.Status, At: time.Time(s.Timestamp), ErrorCode: string(s.ErrorCode), ClientReference: s.ClientReference})
 	}
 	return out, nil
 }

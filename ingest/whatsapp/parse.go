@@ -169,7 +169,10 @@ type rawStatus struct {
 	Status      string `json:"status"`
 	Timestamp   epoch  `json:"timestamp"`
 	RecipientID string `json:"recipient_id"`
-	Errors      []struct {
+	// BizOpaqueCallbackData is what the business sent with the message
+	// (the service's message id) and the platform returns on its statuses.
+	BizOpaqueCallbackData string `json:"biz_opaque_callback_data"`
+	Errors                []struct {
 		Code  payload.Text `json:"code"`
 		Title string       `json:"title"`
 	} `json:"errors"`
@@ -197,7 +200,8 @@ func ParseMessages(businessAccountID string, value json.RawMessage) (*Messages, 
 		})
 	}
 	for _, s := range raw.Statuses {
-		st := domain.MessageStatus{Source: Source, MessageID: s.ID, Status: s.Status, RecipientID: s.RecipientID, At: s.Timestamp.time()}
+		st := domain.MessageStatus{Source: Source, MessageID: s.ID, Status: s.Status, RecipientID: s.RecipientID, At: s.Timestamp.time(),
+			ClientReference: s.BizOpaqueCallbackData}
 		if len(s.Errors) > 0 {
 			st.ErrorCode, st.ErrorTitle = string(s.Errors[0].Code), s.Errors[0].Title
 		}

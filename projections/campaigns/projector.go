@@ -43,6 +43,15 @@ CREATE INDEX campaigns_shop_status ON campaigns (shop_id, status, created_pos, c
 `}, {Version: 2, SQL: `
 ALTER TABLE campaigns ADD COLUMN paused_reason TEXT NOT NULL DEFAULT '';
 ALTER TABLE campaigns ADD COLUMN paused_at INTEGER NOT NULL DEFAULT 0;
+`}, {Version: 3, SQL: `
+ALTER TABLE campaigns ADD COLUMN content TEXT NOT NULL DEFAULT '';
+ALTER TABLE campaigns ADD COLUMN template_name TEXT NOT NULL DEFAULT '';
+ALTER TABLE campaigns ADD COLUMN template_language TEXT NOT NULL DEFAULT '';
+ALTER TABLE campaigns ADD COLUMN recipients INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE campaigns ADD COLUMN skipped_no_consent INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE campaigns ADD COLUMN skipped_no_address INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE campaigns ADD COLUMN snapshot_parts INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE campaigns ADD COLUMN completed_at INTEGER NOT NULL DEFAULT 0;
 `}}
 
 // Projector returns the audiences and campaigns projector; codec decodes
@@ -71,17 +80,38 @@ var cases = projections.NewTxCases(
 	}),
 	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.CampaignCreated, e *projections.DecodedEvent) error {
 		pos := int64(e.Position)
+		content := ""
+		if ev.Content != nil {
+			content = readmodel.JSONText(ev.Content, "")
+		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO campaigns (campaign_id, shop_id, name, audience_id, channel, template_id,
-			status, created_at, updated_at, created_pos, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (campaign_id) DO NOTHING`,
+			status, created_at, updated_at, created_pos, version, content) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (campaign_id) DO NOTHING`,
 			ev.CampaignID, ev.ShopID, ev.Name, ev.AudienceID, ev.Channel, ev.TemplateID, domain.CampaignStatusDraft,
-			readmodel.Micros(ev.CreatedAt), readmodel.Micros(ev.CreatedAt), pos, pos)
+			readmodel.Micros(ev.CreatedAt), readmodel.Micros(ev.CreatedAt), pos, pos, content)
 		return err
 	}),
 	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.CampaignLaunched, e *projections.DecodedEvent) error {
 		pos := int64(e.Position)
 		at := readmodel.Micros(ev.LaunchedAt)
-		_, err := tx.ExecContext(ctx, `UPDATE campaigns SET status = ?, launched_at = ?, updated_at = ?, version = ?
-			WHERE campaign_id = ? AND shop_id = ? AND version < ?`, ev.Status, at, at, pos, ev.CampaignID, ev.ShopID, pos)
+		_, err := tx.ExecContext(ctx, `UPDATE campaigns SET status = ?, launched_at = ?, updated_at = ?, version = ?,
+			template_name = ?, template_language = ? WHERE campaign_id = ? AND shop_id = ? AND version < ?`,
+			ev.Status, at, at, pos, ev.TemplateName, ev.TemplateLanguage, ev.CampaignID, ev.ShopID, pos)
+		return err
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.CampaignAudienceSnapshotted, e *projections.DecodedEvent) error {
+		pos := int64(e.Position)
+		_, err := tx.ExecContext(ctx, `UPDATE campaigns SET recipients = ?, skipped_no_consent = skipped_no_consent + ?,
+			skipped_no_address = skipped_no_address + ?, snapshot_parts = snapshot_parts + 1, version = ?
+			WHERE campaign_id = ? AND shop_id = ? AND version < ?`,
+			ev.TotalRecipients, ev.SkippedConsent, ev.SkippedAddress, pos, ev.CampaignID, ev.ShopID, pos)
+		return err
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.CampaignCompleted, e *projections.DecodedEvent) error {
+		pos := int64(e.Position)
+		at := readmodel.Micros(ev.CompletedAt)
+		_, err := tx.ExecContext(ctx, `UPDATE campaigns SET status = ?, completed_at = ?, updated_at = ?, version = ?
+			WHERE campaign_id = ? AND shop_id = ? AND version < ?`, domain.CampaignStatusCompleted, at, at, pos, ev.CampaignID, ev.ShopID, pos)
 		return err
 	}),
 	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.CampaignPaused, e *projections.DecodedEvent) error {

@@ -32,9 +32,27 @@ type Audience struct {
 type Campaign struct {
 	ID, ShopID, Name, AudienceID, Channel, TemplateID, Status string
 	PausedReason                                              string
-	CreatedAt, UpdatedAt, LaunchedAt, PausedAt                time.Time
+	CreatedAt, UpdatedAt, LaunchedAt, PausedAt, CompletedAt   time.Time
+	// Content is what the messages say (nil when the campaign was
+	// created without).
+	Content *domain.MessageContent
+	// TemplateName and TemplateLanguage are the WhatsApp template as
+	// resolved at launch.
+	TemplateName, TemplateLanguage string
+	// Recipients is the audience snapshot's size at launch; the skipped
+	// counts are the audience's customers left out (no consent on the
+	// channel, no address for it).
+	Recipients, SkippedNoConsent, SkippedNoAddress int
+	// Counts are the outcomes of its messages so far.
+	Counts Counts
 	// Pos is the log position of the CampaignCreated event.
 	Pos int64
+}
+
+// Counts are the outcomes of a campaign's messages (see
+// messaging.CampaignCounts, whose table they are read from).
+type Counts struct {
+	Sent, Delivered, Read, Failed, Skipped, OptedOut int
 }
 
 // Key is a place in a list ordered by creation: the log position of the
@@ -74,7 +92,7 @@ func (q *Queries) Audiences(ctx context.Context, shop string, p Page) ([]Audienc
 	if err != nil {
 		return nil, nil, err
 	}
-	return cut(rows, p.Limit, func(a *Audience) Key { return Key{Pos: a.Pos, ID: a.ID} })
+	return readmodel.CutPage(rows, p.Limit, func(a *Audience) Key { return Key{Pos: a.Pos, ID: a.ID} })
 }
 
 // AudiencesByID returns the shop's audiences among ids in one read (in no
@@ -105,12 +123,20 @@ func scanAudience(s readmodel.Scanner) (Audience, error) {
 	return a, nil
 }
 
-const campaignColumns = `campaign_id, shop_id, name, audience_id, channel, template_id, status, created_at, updated_at, launched_at,
-	created_pos, paused_reason, paused_at`
+// campaignColumns read a campaign with its message counts, which the
+// messaging projector keeps in campaign_message_counts as it folds each
+// message's outcome and status reports (its own table, read here so that
+// a campaign is one row however large its audience).
+const campaignColumns = `c.campaign_id, c.shop_id, c.name, c.audience_id, c.channel, c.template_id, c.status, c.created_at,
+	c.updated_at, c.launched_at, c.created_pos, c.paused_reason, c.paused_at, c.content, c.template_name, c.template_language,
+	c.recipients, c.skipped_no_consent, c.skipped_no_address, c.completed_at, COALESCE(n.sent, 0), COALESCE(n.delivered, 0),
+	COALESCE(n.read, 0), COALESCE(n.failed, 0), COALESCE(n.skipped, 0), COALESCE(n.opted_out, 0)`
+
+const campaignFrom = ` FROM campaigns c LEFT JOIN campaign_message_counts n ON n.shop_id = c.shop_id AND n.campaign_id = c.campaign_id`
 
 // Campaign returns a shop's campaign (not found for another shop's).
 func (q *Queries) Campaign(ctx context.Context, shop, id string) (*Campaign, error) {
-	c, err := scanCampaign(q.db.QueryRowContext(ctx, `SELECT `+campaignColumns+` FROM campaigns WHERE shop_id = ? AND campaign_id = ?`, shop, id))
+	c, err := scanCampaign(q.db.QueryRowContext(ctx, `SELECT `+campaignColumns+campaignFrom+` WHERE c.shop_id = ? AND c.campaign_id = ?`, shop, id))
 	if err := readmodel.FindError(err, "campaign"); err != nil {
 		return nil, err
 	}
@@ -120,26 +146,39 @@ func (q *Queries) Campaign(ctx context.Context, shop, id string) (*Campaign, err
 // Campaigns returns a page of a shop's campaigns (of one status when
 // status is not "") and the key to continue from when more follow.
 func (q *Queries) Campaigns(ctx context.Context, shop, status string, p Page) ([]Campaign, *Key, error) {
-	conds, args := []string{"shop_id = ?"}, []any{shop}
+	conds, args := []string{"c.shop_id = ?"}, []any{shop}
 	if status != "" {
-		conds, args = append(conds, "status = ?"), append(args, status)
+		conds, args = append(conds, "c.status = ?"), append(args, status)
 	}
-	query, args := p.sql(`SELECT `+campaignColumns+` FROM campaigns`, "campaign_id", conds, args)
+	query, args := p.sql(`SELECT `+campaignColumns+campaignFrom, "c.campaign_id", conds, args)
 	rows, err := readmodel.List(ctx, q.db, "campaigns", scanCampaign, query, args...)
 	if err != nil {
 		return nil, nil, err
 	}
-	return cut(rows, p.Limit, func(c *Campaign) Key { return Key{Pos: c.Pos, ID: c.ID} })
+	return readmodel.CutPage(rows, p.Limit, func(c *Campaign) Key { return Key{Pos: c.Pos, ID: c.ID} })
 }
 
 func scanCampaign(s readmodel.Scanner) (Campaign, error) {
 	var c Campaign
-	var created, updated, launched, paused int64
+	var created, updated, launched, paused, completed int64
+	var content string
+	n := &c.Counts
 	err := s.Scan(&c.ID, &c.ShopID, &c.Name, &c.AudienceID, &c.Channel, &c.TemplateID, &c.Status, &created, &updated, &launched, &c.Pos,
-		&c.PausedReason, &paused)
+		&c.PausedReason, &paused, &content, &c.TemplateName, &c.TemplateLanguage, &c.Recipients, &c.SkippedNoConsent,
+		&c.SkippedNoAddress, &completed, &n.Sent, &n.Delivered, &n.Read, &n.Failed, &n.Skipped, &n.OptedOut)
+	if err != nil {
+		return c, err
+	}
 	c.CreatedAt, c.UpdatedAt, c.LaunchedAt, c.PausedAt = readmodel.Time(created), readmodel.Time(updated), readmodel.Time(launched),
 		readmodel.Time(paused)
-	return c, err
+	c.CompletedAt = readmodel.Time(completed)
+	if content != "" {
+		c.Content = &domain.MessageContent{}
+		if err := json.Unmarshal([]byte(content), c.Content); err != nil {
+			return c, fmt.Errorf("campaign %s content: %w", c.ID, err)
+		}
+	}
+	return c, nil
 }
 
 // sql completes base (a SELECT … FROM) with conds, the page's start, the
@@ -158,13 +197,3 @@ func (p Page) sql(base, idCol string, conds []string, args []any) (string, []any
 	return fmt.Sprintf("%s WHERE %s ORDER BY created_pos %s, %s %s LIMIT ?", base, strings.Join(conds, " AND "), dir, idCol, dir), args
 }
 
-// cut trims rows read one over limit and returns the key of the page's
-// last row when more follow.
-func cut[T any](rows []T, limit int, key func(*T) Key) ([]T, *Key, error) {
-	if len(rows) <= limit {
-		return rows, nil, nil
-	}
-	rows = rows[:limit]
-	k := key(&rows[limit-1])
-	return rows, &k, nil
-}

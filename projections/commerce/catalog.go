@@ -179,7 +179,7 @@ func (q *Queries) Products(ctx context.Context, lq ProductListQuery) ([]Product,
 	if err != nil {
 		return nil, nil, err
 	}
-	return cutPage(rows, lq.Limit, func(p *Product) CatalogKey {
+	return readmodel.CutPage(rows, lq.Limit, func(p *Product) CatalogKey {
 		switch lq.Sort {
 		case ProductSortTitle:
 			return CatalogKey{S: p.Title, ID: p.ID}
@@ -253,7 +253,7 @@ func (q *Queries) InventoryLevels(ctx context.Context, lq InventoryListQuery) ([
 	if err != nil {
 		return nil, nil, err
 	}
-	return cutPage(rows, lq.Limit, func(l *StockLevel) CatalogKey {
+	return readmodel.CutPage(rows, lq.Limit, func(l *StockLevel) CatalogKey {
 		if lq.Sort == InventorySortUpdatedAt {
 			return CatalogKey{V: readmodel.Micros(l.UpdatedAt), ID: l.LevelID}
 		}
@@ -317,13 +317,3 @@ func (k catalogPage) sql(base string, w catalogWhere) (string, []any) {
 	return fmt.Sprintf("%s WHERE %s ORDER BY %s %s, %s %s LIMIT ?", base, strings.Join(w.conds, " AND "), k.col, dir, k.id, dir), args
 }
 
-// cutPage trims a page read with one row more than limit and returns the key
-// of its last row when more rows follow.
-func cutPage[T any](rows []T, limit int, key func(*T) CatalogKey) ([]T, *CatalogKey, error) {
-	if len(rows) <= limit {
-		return rows, nil, nil
-	}
-	rows = rows[:limit]
-	k := key(&rows[limit-1])
-	return rows, &k, nil
-}

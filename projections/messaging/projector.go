@@ -118,7 +118,7 @@ CREATE TABLE account_reviews (
 CREATE INDEX account_reviews_shop ON account_reviews (shop_id, position);
 `}, {Version: 2, SQL: `
 ALTER TABLE whatsapp_accounts ADD COLUMN access_token TEXT NOT NULL DEFAULT '';
-`}}
+`}, {Version: 3, SQL: outboundMigration}}
 
 // Projector returns the messaging projector.
 func Projector(codec *envelope.Codec) projections.Projector {
@@ -140,7 +140,8 @@ var cases = projections.NewTxCases(
 		return readmodel.DeleteShopRows(ctx, tx, ev.ShopID,
 			readmodel.ShopRows("whatsapp_accounts"), readmodel.ShopRows("provider_connections"),
 			readmodel.ShopRows("inbound_messages"), readmodel.ShopRows("message_log"), readmodel.ShopRows("message_templates"),
-			readmodel.ShopRows("phone_numbers"), readmodel.ShopRows("account_alerts"), readmodel.ShopRows("account_reviews"))
+			readmodel.ShopRows("phone_numbers"), readmodel.ShopRows("account_alerts"), readmodel.ShopRows("account_reviews"),
+			readmodel.ShopRows("campaign_message_counts"))
 	}),
 	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.CustomerErased, _ *projections.DecodedEvent) error {
 		return eraseCustomer(ctx, tx, ev)
@@ -172,7 +173,21 @@ var cases = projections.NewTxCases(
 	}),
 	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.MessageStatusReported, e *projections.DecodedEvent) error {
 		pos := e.Position
+		if done, err := applyOwnStatus(ctx, tx, ev, pos); done || err != nil {
+			return err
+		}
 		return applyStatus(ctx, tx, ev, pos)
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.MessageSent, e *projections.DecodedEvent) error {
+		return applySent(ctx, tx, ev, e.Position)
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.MessageFailed, e *projections.DecodedEvent) error {
+		return insertOutcome(ctx, tx, ev.MessageRef, outcomeRow{status: domain.MessageStatusFailed, provider: ev.Provider,
+			failedAt: ev.FailedAt.UnixMicro(), code: ev.ErrorCode}, e.Position)
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.MessageSkipped, e *projections.DecodedEvent) error {
+		return insertOutcome(ctx, tx, ev.MessageRef, outcomeRow{status: StatusSkipped, skippedAt: ev.SkippedAt.UnixMicro(),
+			reason: ev.Reason}, e.Position)
 	}),
 	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.WhatsAppTemplateStatusUpdated, e *projections.DecodedEvent) error {
 		pos := e.Position
@@ -256,16 +271,16 @@ func applyStatus(ctx context.Context, tx *sql.Tx, ev *domain.MessageStatusReport
 	var delivered, opened, failed any
 	code, title := "", ""
 	switch ev.Status {
-	case domain.MessageDelivered:
+	case domain.MessageStatusDelivered:
 		delivered = at
-	case domain.MessageRead:
+	case domain.MessageStatusRead:
 		opened = at
-	case domain.MessageFailed:
+	case domain.MessageStatusFailed:
 		failed, code, title = at, ev.ErrorCode, ev.ErrorTitle
 	}
 	_, err := tx.ExecContext(ctx, `INSERT INTO message_log (shop_id, message_id, customer_id, source, last_status,
-		delivered_at, opened_at, failed_at, error_code, error_title, updated_at, version)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		delivered_at, opened_at, failed_at, error_code, error_title, updated_at, version, created_pos)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (shop_id, message_id) DO UPDATE SET
 			customer_id = CASE WHEN message_log.customer_id = '' THEN excluded.customer_id ELSE message_log.customer_id END,
 			source = excluded.source, last_status = excluded.last_status,
@@ -276,7 +291,7 @@ func applyStatus(ctx context.Context, tx *sql.Tx, ev *domain.MessageStatusReport
 			error_title = CASE WHEN message_log.failed_at IS NULL AND excluded.failed_at IS NOT NULL THEN excluded.error_title ELSE message_log.error_title END,
 			updated_at = excluded.updated_at, version = excluded.version
 		WHERE message_log.version < excluded.version`,
-		ev.ShopID, ev.MessageID, ev.CustomerID, ev.Source, ev.Status, delivered, opened, failed, code, title, at, pos)
+		ev.ShopID, ev.MessageID, ev.CustomerID, ev.Source, ev.Status, delivered, opened, failed, code, title, at, pos, pos)
 	return err
 }
 

@@ -1,0 +1,140 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/mail"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/gorilla/mux"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/cgp-platform/cgp/channels/email"
+	"github.com/cgp-platform/cgp/channels/whatsapp"
+	"github.com/cgp-platform/cgp/domain"
+	"github.com/cgp-platform/cgp/projections/customers"
+	"github.com/cgp-platform/cgp/projections/messaging"
+	"github.com/cgp-platform/cgp/projections/tenancy"
+	"github.com/cgp-platform/cgp/readapi"
+	"github.com/cgp-platform/cgp/sending"
+)
+
+// SendingFile is the sending side's store in the data directory.
+const SendingFile = "sending.db"
+
+// SendingHooks are the sending side's test settings (zero: production's).
+type SendingHooks struct {
+	Schedule        []time.Duration
+	ReconcileWindow time.Duration
+	Timeout         time.Duration
+	Now             func() time.Time
+}
+
+// openSending opens the sending side with its channels: WhatsApp through
+// the Cloud API at WhatsAppBaseURL, e-mail through the SMTP relay when one
+// is configured.
+func openSending(ctx context.Context, cfg Config, core *Core, a *App, reg prometheus.Registerer) (*sending.Service, error) {
+	h := cfg.Test.Sending
+	window := cfg.MessageReconcileWindow
+	if h.ReconcileWindow > 0 {
+		window = h.ReconcileWindow
+	}
+	wa, err := whatsapp.New(whatsapp.Config{BaseURL: cfg.WhatsAppBaseURL(), HTTP: &http.Client{
+		Transport:     &http.Transport{Proxy: http.ProxyFromEnvironment, MaxIdleConnsPerHost: 64, IdleConnTimeout: 90 * time.Second},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}})
+	if err != nil {
+		return nil, fmt.Errorf("whatsapp client: %w", err)
+	}
+	msgs := messaging.NewQueries(a.Store.DB())
+	chans := map[string]sending.Channel{
+		domain.ChannelWhatsApp: sending.WhatsApp{Client: wa, Accounts: sendingAccounts{q: msgs, a: a}},
+	}
+	if cfg.SMTPAddr != "" {
+		from, err := mail.ParseAddress(cfg.SMTPFrom) // validated by Config.Validate
+		if err != nil {
+			return nil, fmt.Errorf("smtp-from: %w", err)
+		}
+		chans[domain.ChannelEmail] = sending.Email{From: *from, Sender: &email.Sender{Addr: cfg.SMTPAddr, Username: cfg.SMTPUsername,
+			Password: cfg.SMTPPassword, TLSConfig: cfg.Test.ExportSMTPTLS}}
+	}
+	return sending.Open(ctx, sending.Config{
+		Path: filepath.Join(cfg.DataDir, SendingFile), Log: core.Log, Codec: core.Codec, Commands: core.Commands,
+		Logger: core.Logger, Registry: reg,
+		Dispatch: sending.DispatcherConfig{Directory: sendingDirectory{customers: customers.NewQueries(a.Store.DB()), tenancy: a.Tenancy},
+			Channels: chans, Schedule: h.Schedule, ReconcileWindow: window, Timeout: h.Timeout, Now: h.Now},
+	})
+}
+
+// sendingJob runs the outbox reactor and the dispatcher.
+func sendingJob(a *App) func(ctx context.Context) error { return a.Sending.Run }
+
+// mountMessages registers the message log.
+func mountMessages(a *App, r *mux.Router, _ Middleware) {
+	readapi.NewMessages(messaging.NewQueries(a.Store.DB()), a.Auth, a.cursors, a.Runtime).Routes(r)
+}
+
+// sendingAccounts opens a shop's sealed WhatsApp access token.
+type sendingAccounts struct {
+	q *messaging.Queries
+	a *App
+}
+
+func (s sendingAccounts) SendingAccount(ctx context.Context, shop string) (string, string, error) {
+	phone, sealed, err := s.q.SendingAccount(ctx, shop)
+	if err != nil {
+		return "", "", err
+	}
+	token, err := s.a.Core.Codec.OpenSecret(ctx, shop, messaging.SecretLabel, sealed)
+	if err != nil {
+		return "", "", err
+	}
+	return phone, token, nil
+}
+
+// sendingDirectory reads recipients from the customers read model.
+type sendingDirectory struct {
+	customers *customers.Queries
+	tenancy   *tenancy.Queries
+}
+
+func (d sendingDirectory) Recipients(ctx context.Context, shop, channel string, ids []string) (map[string]sending.Recipient, error) {
+	found, err := d.customers.GetMany(ctx, shop, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]sending.Recipient, len(found))
+	for id, c := range found {
+		if c.Redacted {
+			continue
+		}
+		r := sending.Recipient{FirstName: deref(c.FirstName), LastName: deref(c.LastName), Consented: c.AcceptsMarketing}
+		switch channel {
+		case domain.ChannelEmail:
+			r.Address = deref(c.Email)
+		default:
+			r.Address = deref(c.Phone)
+		}
+		out[id] = r
+	}
+	return out, nil
+}
+
+func (d sendingDirectory) ShopName(ctx context.Context, shop string) (string, error) {
+	s, err := d.tenancy.ShopByID(ctx, shop)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(s.Domain, ".myshopify.com"), nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+

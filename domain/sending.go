@@ -1,0 +1,351 @@
+package domain
+
+import (
+	"html"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// sendingEvents lists the event types of the messages the service sends:
+// a campaign's audience snapshot and completion, and each message's
+// outcome.
+func sendingEvents() []EventSpec {
+	return []EventSpec{
+		{Name: "CampaignAudienceSnapshotted", Version: 1, New: func() Event { return &CampaignAudienceSnapshotted{} }},
+		{Name: "CampaignCompleted", Version: 1, New: func() Event { return &CampaignCompleted{} }},
+		{Name: "MessageSent", Version: 1, New: func() Event { return &MessageSent{} }},
+		{Name: "MessageFailed", Version: 1, New: func() Event { return &MessageFailed{} }},
+		{Name: "MessageSkipped", Version: 1, New: func() Event { return &MessageSkipped{} }},
+	}
+}
+
+// PrefixMessage is the id prefix of a message the service sends.
+const PrefixMessage = "msg_"
+
+// OutboundMessageStream is the stream of one message the service sends:
+// its outcome, recorded once (the stream is appended with "no stream", so
+// a second outcome for the same message is refused by the log).
+func OutboundMessageStream(messageID string) string { return "outmessage-" + messageID }
+
+// CampaignMessageID is the id of the message of a campaign to one
+// customer: derived, so that a recipient of a campaign has exactly one
+// message whatever happens to the sender.
+func CampaignMessageID(campaignID, customerID string) string {
+	return IDFromExternal(PrefixMessage, "campaign_message", campaignID, customerID)
+}
+
+// Message intents: a marketing message goes only to customers who
+// consented on its channel; a transactional one (an order's review
+// request, its cart's recovery) follows the rules in docs/decisions.md.
+const (
+	IntentMarketing     = "marketing"
+	IntentTransactional = "transactional"
+)
+
+// Content limits.
+const (
+	MaxSubject        = 200
+	MaxMessageText    = 20000
+	MaxMessageHTML    = 200000
+	MaxTemplateParams = 10
+	MaxTemplateParam  = 1024
+	// AudienceSnapshotPart is the number of recipients in one
+	// CampaignAudienceSnapshotted event.
+	AudienceSnapshotPart = 1000
+)
+
+// MessageContent is what a message says: for e-mail a subject, a text
+// body and an optional HTML body; for WhatsApp the values of the approved
+// template's body variables ({{1}} first; the template itself is the
+// campaign's template_id); for SMS a text. Every text may hold merge
+// fields ({{first_name}}, see MergeFields), filled per recipient.
+type MessageContent struct {
+	Subject    string   `json:"subject,omitempty"`
+	Text       string   `json:"text,omitempty"`
+	HTML       string   `json:"html,omitempty"`
+	Parameters []string `json:"parameters,omitempty"`
+}
+
+// MergeFields are the merge fields a message may hold.
+func MergeFields() []string { return []string{"first_name", "last_name", "full_name", "shop_name"} }
+
+var mergeField = regexp.MustCompile(`\{\{\s*([A-Za-z0-9_.]*)\s*\}\}`)
+
+// checkMergeFields fails on field when s names a merge field that is not
+// one of MergeFields.
+func checkMergeFields(field, s string) error {
+	for _, m := range mergeField.FindAllStringSubmatch(s, -1) {
+		if !slices.Contains(MergeFields(), m[1]) {
+			return Invalid(field, "unknown merge field {{%s}}: use one of %s", m[1], strings.Join(MergeFields(), ", "))
+		}
+	}
+	return nil
+}
+
+// Merge fills the merge fields of s from values (a missing value is
+// empty); escape HTML-escapes each value (for an HTML body).
+func Merge(s string, values map[string]string, escape bool) string {
+	if !strings.Contains(s, "{{") {
+		return s
+	}
+	return mergeField.ReplaceAllStringFunc(s, func(m string) string {
+		name := mergeField.FindStringSubmatch(m)[1]
+		v := values[name]
+		if escape {
+			return html.EscapeString(v)
+		}
+		return v
+	})
+}
+
+// contentText checks one text of a message: valid UTF-8 of at most max
+// characters with known merge fields.
+func contentText(field, s string, max int) error {
+	if !utf8.ValidString(s) || utf8.RuneCountInString(s) > max {
+		return Invalid(field, "%s must be UTF-8 text of at most %d characters", field, max)
+	}
+	return checkMergeFields(field, s)
+}
+
+// Validate checks content for channel; complete also requires what a
+// send needs (an e-mail's subject and text, an SMS's text), as a launch
+// does. Errors name the field under prefix ("content").
+func (c MessageContent) Validate(prefix, channel string, complete bool) error {
+	f := func(name string) string { return prefix + "." + name }
+	switch channel {
+	case ChannelEmail:
+		if len(c.Parameters) > 0 {
+			return Invalid(f("parameters"), "parameters are for whatsapp messages")
+		}
+		if strings.ContainsAny(c.Subject, "\r\n") {
+			return Invalid(f("subject"), "subject must be one line")
+		}
+		if complete && strings.TrimSpace(c.Subject) == "" {
+			return Invalid(f("subject"), "an e-mail needs a subject")
+		}
+		if complete && strings.TrimSpace(c.Text) == "" {
+			return Invalid(f("text"), "an e-mail needs a text body (html is optional)")
+		}
+		return firstError(contentText(f("subject"), c.Subject, MaxSubject), contentText(f("text"), c.Text, MaxMessageText),
+			contentText(f("html"), c.HTML, MaxMessageHTML))
+	case ChannelWhatsApp:
+		if c.Subject != "" || c.Text != "" || c.HTML != "" {
+			return Invalid(prefix, "a whatsapp message is its template with parameters: no subject, text or html")
+		}
+		if len(c.Parameters) > MaxTemplateParams {
+			return Invalid(f("parameters"), "at most %d parameters", MaxTemplateParams)
+		}
+		for i, p := range c.Parameters {
+			if strings.TrimSpace(p) == "" {
+				return Invalid(f("parameters")+"["+itoa(i)+"]", "a template parameter must not be empty")
+			}
+			if err := contentText(f("parameters")+"["+itoa(i)+"]", p, MaxTemplateParam); err != nil {
+				return err
+			}
+		}
+		return nil
+	case ChannelSMS:
+		if c.Subject != "" || c.HTML != "" || len(c.Parameters) > 0 {
+			return Invalid(prefix, "an sms has a text only")
+		}
+		if complete && strings.TrimSpace(c.Text) == "" {
+			return Invalid(f("text"), "an sms needs a text")
+		}
+		return contentText(f("text"), c.Text, MaxMessageText)
+	}
+	return Invalid("channel", "unknown channel %q", channel)
+}
+
+// CampaignAudienceSnapshotted: at launch, the campaign's audience was
+// resolved to its recipients (customer ids, in id order): the customers
+// of the audience who consented on the campaign's channel and have an
+// address for it. A large audience is recorded in parts of
+// AudienceSnapshotPart recipients (Part counts from 1 to Parts); the
+// counts of the customers left out are on the last part. The list makes
+// every campaign's recipients auditable; the ids are opaque, not
+// personal data.
+type CampaignAudienceSnapshotted struct {
+	CampaignID      string    `json:"campaign_id"`
+	ShopID          string    `json:"shop_id"`
+	Part            int       `json:"part"`
+	Parts           int       `json:"parts"`
+	Recipients      []string  `json:"recipients"`
+	SkippedConsent  int       `json:"skipped_no_consent,omitempty"`
+	SkippedAddress  int       `json:"skipped_no_address,omitempty"`
+	TotalRecipients int       `json:"total_recipients"`
+	SnapshottedAt   time.Time `json:"snapshotted_at"`
+}
+
+// EventType implements Event.
+func (CampaignAudienceSnapshotted) EventType() string { return "CampaignAudienceSnapshotted" }
+
+// SnapshotAudience splits a campaign's recipients into its snapshot
+// events (one part when there is nobody to send to).
+func SnapshotAudience(shopID, campaignID string, recipients []string, skippedConsent, skippedAddress int, now time.Time) []Event {
+	parts := (len(recipients) + AudienceSnapshotPart - 1) / AudienceSnapshotPart
+	if parts == 0 {
+		parts = 1
+	}
+	out := make([]Event, 0, parts)
+	for p := 0; p < parts; p++ {
+		lo, hi := p*AudienceSnapshotPart, min((p+1)*AudienceSnapshotPart, len(recipients))
+		ev := &CampaignAudienceSnapshotted{CampaignID: campaignID, ShopID: shopID, Part: p + 1, Parts: parts,
+			Recipients: slices.Clone(recipients[lo:hi]), TotalRecipients: len(recipients), SnapshottedAt: now.UTC()}
+		if p == parts-1 {
+			ev.SkippedConsent, ev.SkippedAddress = skippedConsent, skippedAddress
+		}
+		out = append(out, ev)
+	}
+	return out
+}
+
+// CampaignCompleted: every recipient of a sending campaign has its
+// message's outcome (sent, failed or skipped).
+type CampaignCompleted struct {
+	CampaignID  string    `json:"campaign_id"`
+	ShopID      string    `json:"shop_id"`
+	Recipients  int       `json:"recipients"`
+	Sent        int       `json:"sent"`
+	Failed      int       `json:"failed"`
+	Skipped     int       `json:"skipped"`
+	CompletedAt time.Time `json:"completed_at"`
+}
+
+// EventType implements Event.
+func (CampaignCompleted) EventType() string { return "CampaignCompleted" }
+
+// CampaignTally is the outcome of a campaign's messages when it completes.
+type CampaignTally struct {
+	Recipients, Sent, Failed, Skipped int
+}
+
+// Complete decides the completion of a sending campaign whose recipients
+// all have an outcome; nil when it is not sending (paused in the meantime,
+// or completed already).
+func (c *Campaign) Complete(shopID, campaignID string, t CampaignTally, now time.Time) (*CampaignCompleted, error) {
+	if !c.Exists || c.ShopID != shopID {
+		return nil, NotFound("campaign")
+	}
+	if c.Status != CampaignStatusSending {
+		return nil, nil
+	}
+	return &CampaignCompleted{CampaignID: campaignID, ShopID: shopID, Recipients: t.Recipients, Sent: t.Sent, Failed: t.Failed,
+		Skipped: t.Skipped, CompletedAt: now.UTC()}, nil
+}
+
+// MessageRef names a message the service sends: its id, shop, recipient,
+// channel and what sent it (a campaign, a journey's step, or a built-in
+// flow).
+type MessageRef struct {
+	MessageID    string `json:"message_id"`
+	ShopID       string `json:"shop_id"`
+	CustomerID   string `json:"customer_id"`
+	Channel      string `json:"channel"`
+	Intent       string `json:"intent"`
+	CampaignID   string `json:"campaign_id,omitempty"`
+	JourneyID    string `json:"journey_id,omitempty"`
+	EnrollmentID string `json:"enrollment_id,omitempty"`
+	Step         int    `json:"step,omitempty"`
+	Flow         string `json:"flow,omitempty"`
+}
+
+func (r MessageRef) check() error {
+	switch {
+	case !HasPrefixID(r.MessageID, PrefixMessage):
+		return Invalid("message_id", "a message id starts with %s", PrefixMessage)
+	case r.ShopID == "" || !HasPrefixID(r.CustomerID, PrefixCustomer):
+		return Invalid("customer_id", "a message has a shop and a customer")
+	case !slices.Contains(MessageChannels(), r.Channel):
+		return Invalid("channel", "unknown channel %q", r.Channel)
+	case r.Intent != IntentMarketing && r.Intent != IntentTransactional:
+		return Invalid("intent", "intent is marketing or transactional")
+	}
+	return nil
+}
+
+// ChannelSMS is the SMS channel (journeys' steps and built-in flows).
+const ChannelSMS = "sms"
+
+// MessageChannels lists the channels the service sends on.
+func MessageChannels() []string { return []string{ChannelWhatsApp, ChannelEmail, ChannelSMS} }
+
+// MessageSent: the provider accepted a message (ProviderMessageID is its
+// id, which the provider's status webhooks carry). Attempt counts from 1.
+type MessageSent struct {
+	MessageRef
+	Provider          string    `json:"provider"`
+	ProviderMessageID string    `json:"provider_message_id"`
+	Attempt           int       `json:"attempt"`
+	SentAt            time.Time `json:"sent_at"`
+}
+
+// EventType implements Event.
+func (MessageSent) EventType() string { return "MessageSent" }
+
+// MessageFailed: a message could not be sent: the provider refused it for
+// good, or every attempt failed. ErrorCode is the provider's code or one
+// of package channels' codes; never a recipient or a body.
+type MessageFailed struct {
+	MessageRef
+	Provider  string    `json:"provider"`
+	ErrorCode string    `json:"error_code"`
+	Attempts  int       `json:"attempts"`
+	FailedAt  time.Time `json:"failed_at"`
+}
+
+// EventType implements Event.
+func (MessageFailed) EventType() string { return "MessageFailed" }
+
+// Skip reasons: the recipient withdrew consent after the snapshot, has no
+// address on the channel any more, or was erased.
+const (
+	SkipNoConsent = "no_consent"
+	SkipNoAddress = "no_address"
+	SkipErased    = "erased"
+)
+
+// MessageSkipped: a message was not sent, for Reason.
+type MessageSkipped struct {
+	MessageRef
+	Reason    string    `json:"reason"`
+	SkippedAt time.Time `json:"skipped_at"`
+}
+
+// EventType implements Event.
+func (MessageSkipped) EventType() string { return "MessageSkipped" }
+
+// MessageOutcome is a message's outcome as the sender reports it: exactly
+// one of Sent (with the provider and its id), ErrorCode (failed) or
+// SkipReason (skipped).
+type MessageOutcome struct {
+	Ref               MessageRef
+	Provider          string
+	ProviderMessageID string
+	ErrorCode         string
+	SkipReason        string
+	Attempts          int
+}
+
+// DecideOutcome returns the event recording o.
+func DecideOutcome(o MessageOutcome, now time.Time) (Event, error) {
+	if err := o.Ref.check(); err != nil {
+		return nil, err
+	}
+	at := now.UTC()
+	switch {
+	case o.SkipReason != "":
+		if !slices.Contains([]string{SkipNoConsent, SkipNoAddress, SkipErased}, o.SkipReason) {
+			return nil, Invalid("reason", "unknown skip reason %q", o.SkipReason)
+		}
+		return &MessageSkipped{MessageRef: o.Ref, Reason: o.SkipReason, SkippedAt: at}, nil
+	case o.ErrorCode != "":
+		return &MessageFailed{MessageRef: o.Ref, Provider: o.Provider, ErrorCode: o.ErrorCode, Attempts: max(o.Attempts, 1), FailedAt: at}, nil
+	case o.ProviderMessageID != "":
+		return &MessageSent{MessageRef: o.Ref, Provider: o.Provider, ProviderMessageID: o.ProviderMessageID, Attempt: max(o.Attempts, 1),
+			SentAt: at}, nil
+	}
+	return nil, Invalid("outcome", "an outcome is sent, failed or skipped")
+}

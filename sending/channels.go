@@ -1,0 +1,79 @@
+package sending
+
+import (
+	"context"
+	"net/mail"
+	"time"
+
+	"github.com/cgp-platform/cgp/channels"
+	"github.com/cgp-platform/cgp/channels/email"
+	"github.com/cgp-platform/cgp/channels/whatsapp"
+	"github.com/cgp-platform/cgp/domain"
+)
+
+// CodeNoAccount is the failure of a WhatsApp message of a shop with no
+// connected account holding an access token (not retried).
+const CodeNoAccount = "no_sending_account"
+
+// Accounts returns a shop's WhatsApp sending account: its business phone
+// number id and its access token, opened.
+type Accounts interface {
+	SendingAccount(ctx context.Context, shop string) (phoneNumberID, accessToken string, err error)
+}
+
+// WhatsApp sends WhatsApp template messages through the Cloud API, with
+// the message id as biz_opaque_callback_data.
+type WhatsApp struct {
+	Client   *whatsapp.Client
+	Accounts Accounts
+}
+
+// Send implements Channel.
+func (w WhatsApp) Send(ctx context.Context, m Message) (string, string, error) {
+	phone, token, err := w.Accounts.SendingAccount(ctx, m.Ref.ShopID)
+	if domain.ErrorCode(err) == domain.CodeNotFound {
+		return domain.ChannelWhatsApp, "", channels.NewSendError(CodeNoAccount, false, 0, err)
+	}
+	if err != nil {
+		return domain.ChannelWhatsApp, "", err
+	}
+	sent, err := w.Client.SendTemplate(ctx, phone, token, m.To.Address, whatsapp.Template{Name: m.Template, Language: m.Language,
+		Body: m.Parameters, CallbackData: m.Ref.MessageID})
+	return domain.ChannelWhatsApp, sent.MessageID, err
+}
+
+// Email sends e-mails through an SMTP relay, from From (its name is the
+// shop's name when From has none), with a one-click unsubscribe link for
+// marketing messages when Unsubscribe gives one.
+type Email struct {
+	Sender *email.Sender
+	From   mail.Address
+	// Unsubscribe returns the https unsubscribe URL of a message ("" for
+	// none).
+	Unsubscribe func(ref domain.MessageRef) string
+	// Now stamps the Date header (time.Now when nil).
+	Now func() time.Time
+}
+
+func (e Email) now() time.Time {
+	if e.Now != nil {
+		return e.Now()
+	}
+	return time.Now()
+}
+
+// Send implements Channel.
+func (e Email) Send(ctx context.Context, m Message) (string, string, error) {
+	from := e.From
+	if from.Name == "" {
+		from.Name = m.ShopName
+	}
+	msg := email.Message{From: from, To: mail.Address{Name: m.To.FirstName, Address: m.To.Address}, Subject: m.Subject,
+		Text: m.Text, HTML: m.HTML, Headers: map[string]string{"X-Service-Message-Id": m.Ref.MessageID},
+		Date: e.now(), MessageIDLocal: m.Ref.MessageID}
+	if m.Ref.Intent == domain.IntentMarketing && e.Unsubscribe != nil {
+		msg.UnsubscribeURL = e.Unsubscribe(m.Ref)
+	}
+	sent, err := e.Sender.Send(ctx, msg)
+	return "smtp", sent.MessageID, err
+}

@@ -1,0 +1,734 @@
+package sending
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/cgp-platform/cgp/channels"
+	"github.com/cgp-platform/cgp/commands"
+	"github.com/cgp-platform/cgp/domain"
+)
+
+// Recipient is what sending one message to a customer needs.
+type Recipient struct {
+	// Address is the customer's e-mail address (e-mail) or phone number
+	// (WhatsApp, SMS); empty when it has none.
+	Address             string
+	FirstName, LastName string
+	// Consented tells whether the customer may receive a marketing
+	// message on the channel now.
+	Consented bool
+}
+
+// Directory reads what sending needs from the read models.
+type Directory interface {
+	// Recipients returns the details on channel of the shop's customers
+	// ids that still exist (an erased customer is absent).
+	Recipients(ctx context.Context, shop, channel string, ids []string) (map[string]Recipient, error)
+	// ShopName is the shop's name (merge field shop_name, the e-mail
+	// sender's name).
+	ShopName(ctx context.Context, shop string) (string, error)
+}
+
+// Message is one message ready to send: its content merged for its
+// recipient.
+type Message struct {
+	Ref      domain.MessageRef
+	To       Recipient
+	ShopName string
+	// Subject, Text and HTML are an e-mail's (Text also an SMS's).
+	Subject, Text, HTML string
+	// Template, Language and Parameters are a WhatsApp template
+	// message's.
+	Template, Language string
+	Parameters         []string
+	// Attempt counts from 1.
+	Attempt int
+}
+
+// Channel sends the messages of one channel.
+type Channel interface {
+	// Send sends m and returns the provider's name and its id of the
+	// message. A failure is a *channels.SendError (channels.Classify
+	// reads any other error as a retryable provider error). Send must
+	// return when ctx ends.
+	Send(ctx context.Context, m Message) (provider, id string, err error)
+}
+
+// DispatcherConfig configures the Dispatcher; zero fields take the
+// defaults of setDefaults.
+type DispatcherConfig struct {
+	DB *sql.DB
+	// Write runs fn in a write transaction of the sending store.
+	Write     func(ctx context.Context, fn func(tx *sql.Tx) error) error
+	Commands  *commands.Handler
+	Directory Directory
+	// Channels sends each channel's messages; a message of a channel
+	// without one fails with code channel_unavailable.
+	Channels map[string]Channel
+	Logger   zerolog.Logger
+	// Concurrency bounds the sends under way (64); PerShop bounds one
+	// shop's (16), so that one shop's slow provider holds at most that
+	// many.
+	Concurrency, PerShop int
+	// Schedule is the delay before each retry of a retryable failure
+	// (30 s, 2 min, 10 min, 1 h, 6 h): a message is attempted at most
+	// len(Schedule)+1 times, then fails.
+	Schedule []time.Duration
+	// ReconcileWindow is how long a WhatsApp message left in doubt by a
+	// crash waits for its status webhook before it is sent again (10 min).
+	ReconcileWindow time.Duration
+	// Timeout bounds one send (30 s).
+	Timeout time.Duration
+	Now     func() time.Time
+}
+
+func (c *DispatcherConfig) setDefaults() {
+	if c.Concurrency <= 0 {
+		c.Concurrency = 64
+	}
+	if c.PerShop <= 0 {
+		c.PerShop = 16
+	}
+	if len(c.Schedule) == 0 {
+		c.Schedule = []time.Duration{30 * time.Second, 2 * time.Minute, 10 * time.Minute, time.Hour, 6 * time.Hour}
+	}
+	if c.ReconcileWindow <= 0 {
+		c.ReconcileWindow = 10 * time.Minute
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = 30 * time.Second
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+}
+
+// systemMeta is the actor of the outcomes and completions the sender
+// records.
+var systemMeta = commands.Meta{Actor: "system:sending", Source: "system"}
+
+// Dispatcher sends the outbox's due messages (see the package doc).
+type Dispatcher struct {
+	cfg  DispatcherConfig
+	wake chan struct{}
+	// results carries finished sends to the loop.
+	results chan result
+	// Loop state (only the Run goroutine touches it).
+	sending   int
+	perShop   map[string]int
+	blocked   map[string]time.Time // shop+channel → rate limited until
+	campaigns map[string]*campaign
+	wg        sync.WaitGroup
+
+	mu     sync.Mutex
+	notify chan struct{}
+}
+
+// NewDispatcher returns a dispatcher; Run runs it.
+func NewDispatcher(cfg DispatcherConfig) *Dispatcher {
+	cfg.setDefaults()
+	return &Dispatcher{cfg: cfg, wake: make(chan struct{}, 1), results: make(chan result, cfg.Concurrency),
+		perShop: map[string]int{}, blocked: map[string]time.Time{}, campaigns: map[string]*campaign{}, notify: make(chan struct{})}
+}
+
+// Wake makes the dispatcher look for due messages now.
+func (d *Dispatcher) Wake() {
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+}
+
+// recorded returns a channel closed after the next batch of outcomes is
+// written.
+func (d *Dispatcher) recorded() <-chan struct{} {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.notify
+}
+
+// row is an outbox row claimed for sending.
+type row struct {
+	ref      domain.MessageRef
+	attempts int
+}
+
+// result is a finished send.
+type result struct {
+	row row
+	// outcome is outcomeSent, outcomeFailed or outcomeSkipped once
+	// recorded in the log; "" for a retry (at retryAt, with code).
+	outcome, providerID, code string
+	retryAt                   time.Time
+	blockFor                  time.Duration
+	err                       error
+	// slotless: the result took no sending slot (a settled doubt).
+	slotless bool
+}
+
+// campaign is what sending a campaign's message needs of it.
+type campaign struct {
+	template, language string
+	content            domain.MessageContent
+}
+
+// Run recovers what a crash left in flight, then sends until ctx ends.
+// The outbox reactor must have caught up with the log before Run starts
+// (Service.Run sees to it), so every outcome recorded before the crash is
+// marked done.
+func (d *Dispatcher) Run(ctx context.Context) error {
+	defer d.wg.Wait()
+	if err := d.recoverInFlight(ctx); err != nil {
+		return err
+	}
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		next, err := d.dispatch(ctx)
+		if err != nil && ctx.Err() == nil {
+			d.cfg.Logger.Warn().Err(err).Msg("message dispatch")
+			next = d.cfg.Now().Add(time.Second)
+		}
+		wait := time.Second
+		if !next.IsZero() {
+			wait = min(max(next.Sub(d.cfg.Now()), time.Millisecond), time.Second)
+		}
+		timer.Reset(wait)
+		var batch []result
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-d.wake:
+		case <-timer.C:
+		case r := <-d.results:
+			batch = append(batch, r)
+		drain:
+			for {
+				select {
+				case r := <-d.results:
+					batch = append(batch, r)
+				default:
+					break drain
+				}
+			}
+		}
+		if len(batch) > 0 {
+			d.finish(ctx, batch)
+		}
+		if !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+	}
+}
+
+// recoverInFlight turns the rows a crash left in flight into doubts: a
+// WhatsApp message waits for its status webhook (ReconcileWindow); any
+// other is queued again.
+func (d *Dispatcher) recoverInFlight(ctx context.Context) error {
+	now := d.cfg.Now()
+	return d.cfg.Write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE snd_outbox SET
+			state = CASE WHEN channel = ? THEN ? ELSE `+requeued+` END,
+			due_at = CASE WHEN channel = ? THEN ? ELSE ? END
+			WHERE state = ?`, domain.ChannelWhatsApp, StateInDoubt, domain.ChannelWhatsApp,
+			now.Add(d.cfg.ReconcileWindow).UnixMicro(), now.UnixMicro(), StateInFlight)
+		if err != nil {
+			return fmt.Errorf("recover messages in flight: %w", err)
+		}
+		return nil
+	})
+}
+
+// dispatch records the settled doubts, queues the expired ones, claims
+// due messages up to the free slots and starts their sends. It returns
+// when the next message falls due (zero when none is queued).
+func (d *Dispatcher) dispatch(ctx context.Context) (time.Time, error) {
+	now := d.cfg.Now()
+	if err := d.settle(ctx, now); err != nil {
+		return time.Time{}, err
+	}
+	free := d.cfg.Concurrency - d.sending
+	if free > 0 {
+		rows, err := d.claim(ctx, now, free)
+		if err != nil {
+			return time.Time{}, err
+		}
+		if err := d.start(ctx, rows); err != nil {
+			return time.Time{}, err
+		}
+	}
+	var next sql.NullInt64
+	if err := d.cfg.DB.QueryRowContext(ctx, `SELECT MIN(due_at) FROM snd_outbox WHERE state = ?`, StateQueued).Scan(&next); err != nil {
+		return time.Time{}, fmt.Errorf("next due message: %w", err)
+	}
+	var doubt sql.NullInt64
+	if err := d.cfg.DB.QueryRowContext(ctx, `SELECT MIN(due_at) FROM snd_outbox WHERE state = ?`, StateInDoubt).Scan(&doubt); err != nil {
+		return time.Time{}, fmt.Errorf("next doubt: %w", err)
+	}
+	switch {
+	case !next.Valid && !doubt.Valid:
+		return time.Time{}, nil
+	case !next.Valid || (doubt.Valid && doubt.Int64 < next.Int64):
+		return time.UnixMicro(doubt.Int64), nil
+	}
+	return time.UnixMicro(next.Int64), nil
+}
+
+// settle records as sent the doubts whose status webhook arrived, and
+// queues again those whose window passed without one.
+func (d *Dispatcher) settle(ctx context.Context, now time.Time) error {
+	rows, err := d.cfg.DB.QueryContext(ctx, `SELECT `+rowColumns+`, provider_message_id FROM snd_outbox WHERE state = ?`, StateSettled)
+	if err != nil {
+		return fmt.Errorf("read settled messages: %w", err)
+	}
+	var settled []result
+	for rows.Next() {
+		var r result
+		if err := scanRow(rows, &r.row, &r.providerID); err != nil {
+			rows.Close()
+			return err
+		}
+		settled = append(settled, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read settled messages: %w", err)
+	}
+	for i := range settled {
+		r := &settled[i]
+		provider := r.row.ref.Channel
+		if _, err := d.cfg.Commands.RecordMessageOutcome(ctx, commands.RecordMessageOutcome{Outcome: domain.MessageOutcome{Ref: r.row.ref,
+			Provider: provider, ProviderMessageID: r.providerID, Attempts: r.row.attempts}}, systemMeta); err != nil {
+			return fmt.Errorf("record a settled message: %w", err)
+		}
+		r.outcome, r.slotless = outcomeSent, true
+	}
+	if len(settled) > 0 {
+		d.finish(ctx, settled)
+	}
+	return d.cfg.Write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE snd_outbox SET state = `+requeued+`, due_at = ? WHERE state = ? AND due_at <= ?`,
+			now.UnixMicro(), StateInDoubt, now.UnixMicro())
+		return err
+	})
+}
+
+// requeued is the state a row goes back to: queued, or held when its
+// campaign is not sending (paused meanwhile).
+const requeued = `(CASE WHEN campaign_id <> '' AND COALESCE((SELECT status FROM snd_campaigns c
+	WHERE c.campaign_id = snd_outbox.campaign_id), '') <> 'sending' THEN 'held' ELSE 'queued' END)`
+
+const rowColumns = `message_id, shop_id, customer_id, channel, intent, campaign_id, journey_id, enrollment_id, step, flow, attempts`
+
+func scanRow(s interface{ Scan(...any) error }, r *row, extra ...any) error {
+	dest := append([]any{&r.ref.MessageID, &r.ref.ShopID, &r.ref.CustomerID, &r.ref.Channel, &r.ref.Intent, &r.ref.CampaignID,
+		&r.ref.JourneyID, &r.ref.EnrollmentID, &r.ref.Step, &r.ref.Flow, &r.attempts}, extra...)
+	if err := s.Scan(dest...); err != nil {
+		return fmt.Errorf("read an outbox row: %w", err)
+	}
+	return nil
+}
+
+// claim marks up to free due messages in flight, fairly across shops: it
+// walks the shops that have due messages (a skip-scan of the index) and
+// takes from each at most its free slots.
+func (d *Dispatcher) claim(ctx context.Context, now time.Time, free int) ([]row, error) {
+	shops, err := d.dueShops(ctx, now)
+	if err != nil || len(shops) == 0 {
+		return nil, err
+	}
+	var out []row
+	for round := 0; free > 0 && len(shops) > 0 && round < 4; round++ {
+		share := max(free/len(shops), 1)
+		var more []string
+		for _, shop := range shops {
+			take := min(share, free, d.cfg.PerShop-d.perShop[shop])
+			if take <= 0 {
+				continue
+			}
+			rows, err := d.dueOf(ctx, shop, now, take)
+			if err != nil {
+				return nil, err
+			}
+			var kept []row
+			for _, r := range rows {
+				if until, ok := d.blocked[shop+" "+r.ref.Channel]; ok && now.Before(until) {
+					continue
+				}
+				kept = append(kept, r)
+			}
+			if len(kept) == 0 {
+				continue
+			}
+			if err := d.markInFlight(ctx, kept); err != nil {
+				return nil, err
+			}
+			d.perShop[shop] += len(kept)
+			d.sending += len(kept)
+			free -= len(kept)
+			out = append(out, kept...)
+			if len(rows) == take {
+				more = append(more, shop)
+			}
+		}
+		shops = more
+	}
+	return out, nil
+}
+
+// dueShops lists the shops with a message due.
+func (d *Dispatcher) dueShops(ctx context.Context, now time.Time) ([]string, error) {
+	rows, err := d.cfg.DB.QueryContext(ctx, `WITH RECURSIVE s(shop) AS (
+			SELECT MIN(shop_id) FROM snd_outbox WHERE state = 'queued'
+			UNION ALL
+			SELECT (SELECT MIN(shop_id) FROM snd_outbox WHERE state = 'queued' AND shop_id > s.shop) FROM s WHERE s.shop IS NOT NULL)
+		SELECT shop FROM s WHERE shop IS NOT NULL`)
+	if err != nil {
+		return nil, fmt.Errorf("shops with due messages: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return nil, fmt.Errorf("shops with due messages: %w", err)
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+func (d *Dispatcher) dueOf(ctx context.Context, shop string, now time.Time, limit int) ([]row, error) {
+	rows, err := d.cfg.DB.QueryContext(ctx, `SELECT `+rowColumns+` FROM snd_outbox WHERE state = ? AND shop_id = ? AND due_at <= ?
+		ORDER BY due_at, message_id LIMIT ?`, StateQueued, shop, now.UnixMicro(), limit)
+	if err != nil {
+		return nil, fmt.Errorf("due messages of %s: %w", shop, err)
+	}
+	defer rows.Close()
+	var out []row
+	for rows.Next() {
+		var r row
+		if err := scanRow(rows, &r); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// markInFlight claims rows before their send (committed first, so a crash
+// during the send leaves them in doubt, never silently queued).
+func (d *Dispatcher) markInFlight(ctx context.Context, rows []row) error {
+	return d.cfg.Write(ctx, func(tx *sql.Tx) error {
+		stmt, err := tx.PrepareContext(ctx, `UPDATE snd_outbox SET state = ?, attempts = attempts + 1 WHERE message_id = ? AND state = ?`)
+		if err != nil {
+			return err
+		}
+		defer stmt.Close()
+		for i := range rows {
+			if _, err := stmt.ExecContext(ctx, StateInFlight, rows[i].ref.MessageID, StateQueued); err != nil {
+				return fmt.Errorf("claim a message: %w", err)
+			}
+			rows[i].attempts++
+		}
+		return nil
+	})
+}
+
+// start reads the recipients of the claimed rows (one query per shop and
+// channel) and starts each send.
+func (d *Dispatcher) start(ctx context.Context, rows []row) error {
+	type group struct{ shop, channel string }
+	groups := map[group][]row{}
+	for _, r := range rows {
+		g := group{r.ref.ShopID, r.ref.Channel}
+		groups[g] = append(groups[g], r)
+	}
+	for g, rs := range groups {
+		ids := make([]string, len(rs))
+		for i, r := range rs {
+			ids[i] = r.ref.CustomerID
+		}
+		started := 0
+		recipients, err := d.cfg.Directory.Recipients(ctx, g.shop, g.channel, ids)
+		if err == nil {
+			var name string
+			name, err = d.cfg.Directory.ShopName(ctx, g.shop)
+			for _, r := range rs {
+				if err != nil {
+					break
+				}
+				var m Message
+				m, err = d.message(ctx, r, name)
+				if err != nil {
+					break
+				}
+				to, ok := recipients[r.ref.CustomerID]
+				m.To = to
+				d.send(ctx, m, ok)
+				started++
+			}
+		}
+		if err != nil {
+			// The claimed rows that did not start go back to the queue in
+			// a second (at least once: those started are sent).
+			var back []result
+			for _, r := range rs[started:] {
+				back = append(back, result{row: r, retryAt: d.cfg.Now().Add(time.Second), code: "internal", err: err})
+			}
+			d.finish(ctx, back)
+			return err
+		}
+	}
+	return nil
+}
+
+// message builds r's message without its recipient (merge fields are
+// filled in send).
+func (d *Dispatcher) message(ctx context.Context, r row, shopName string) (Message, error) {
+	m := Message{Ref: r.ref, ShopName: shopName, Attempt: r.attempts}
+	if r.ref.CampaignID == "" {
+		return m, fmt.Errorf("message %s has nothing to send", r.ref.MessageID)
+	}
+	c, err := d.campaign(ctx, r.ref.CampaignID)
+	if err != nil {
+		return m, err
+	}
+	m.Subject, m.Text, m.HTML, m.Parameters = c.content.Subject, c.content.Text, c.content.HTML, c.content.Parameters
+	m.Template, m.Language = c.template, c.language
+	return m, nil
+}
+
+func (d *Dispatcher) campaign(ctx context.Context, id string) (*campaign, error) {
+	if c, ok := d.campaigns[id]; ok {
+		return c, nil
+	}
+	var c campaign
+	var content string
+	err := d.cfg.DB.QueryRowContext(ctx, `SELECT template_name, template_language, content FROM snd_campaigns WHERE campaign_id = ?`, id).
+		Scan(&c.template, &c.language, &content)
+	if err != nil {
+		return nil, fmt.Errorf("campaign %s: %w", id, err)
+	}
+	if content != "" {
+		if err := json.Unmarshal([]byte(content), &c.content); err != nil {
+			return nil, fmt.Errorf("campaign %s content: %w", id, err)
+		}
+	}
+	if len(d.campaigns) > 1024 {
+		clear(d.campaigns)
+	}
+	d.campaigns[id] = &c
+	return &c, nil
+}
+
+// merge fills m's merge fields for its recipient.
+func merge(m *Message) {
+	values := map[string]string{"first_name": m.To.FirstName, "last_name": m.To.LastName,
+		"full_name": strings.TrimSpace(m.To.FirstName + " " + m.To.LastName), "shop_name": m.ShopName}
+	m.Subject, m.Text, m.HTML = domain.Merge(m.Subject, values, false), domain.Merge(m.Text, values, false), domain.Merge(m.HTML, values, true)
+	params := make([]string, len(m.Parameters))
+	for i, p := range m.Parameters {
+		params[i] = domain.Merge(p, values, false)
+	}
+	m.Parameters = params
+}
+
+// send sends m in its own goroutine (or skips it: the customer was erased,
+// has no address, or withdrew consent), records the outcome in the log,
+// and hands the result to the loop.
+func (d *Dispatcher) send(ctx context.Context, m Message, exists bool) {
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		d.results <- d.attempt(ctx, m, exists)
+	}()
+}
+
+func (d *Dispatcher) attempt(ctx context.Context, m Message, exists bool) result {
+	r := result{row: row{ref: m.Ref, attempts: m.Attempt}}
+	o := domain.MessageOutcome{Ref: m.Ref, Attempts: m.Attempt}
+	switch {
+	case !exists:
+		o.SkipReason = domain.SkipErased
+	case m.To.Address == "":
+		o.SkipReason = domain.SkipNoAddress
+	case m.Ref.Intent == domain.IntentMarketing && !m.To.Consented:
+		o.SkipReason = domain.SkipNoConsent
+	}
+	if o.SkipReason == "" {
+		ch, ok := d.cfg.Channels[m.Ref.Channel]
+		if !ok {
+			o.ErrorCode = "channel_unavailable"
+		} else {
+			merge(&m)
+			sctx, cancel := context.WithTimeout(ctx, d.cfg.Timeout)
+			provider, id, err := ch.Send(sctx, m)
+			cancel()
+			o.Provider, o.ProviderMessageID = provider, id
+			if err != nil {
+				if ctx.Err() != nil {
+					// Shutting down: the row stays in flight, in doubt at
+					// the next start.
+					return result{row: r.row, code: "canceled", err: ctx.Err()}
+				}
+				se := channels.Classify(err)
+				if se.Code == channels.CodeRateLimited {
+					r.blockFor = max(se.RetryAfter, time.Second)
+				}
+				if se.Retryable && m.Attempt <= len(d.cfg.Schedule) {
+					delay := max(d.cfg.Schedule[m.Attempt-1], min(se.RetryAfter, time.Hour))
+					d.cfg.Logger.Info().Str("shop_id", m.Ref.ShopID).Str("message_id", m.Ref.MessageID).Str("code", se.Code).
+						Int("attempt", m.Attempt).Msg("message send failed, retrying")
+					r.retryAt, r.code, r.err = d.cfg.Now().Add(delay), se.Code, err
+					return r
+				}
+				o.ProviderMessageID, o.ErrorCode = "", se.Code
+			}
+		}
+	}
+	if _, err := d.cfg.Commands.RecordMessageOutcome(ctx, commands.RecordMessageOutcome{Outcome: o}, systemMeta); err != nil {
+		if ctx.Err() != nil {
+			return result{row: r.row, code: "canceled", err: ctx.Err()}
+		}
+		// Sent but not recorded: the row stays in flight and is
+		// reconciled at the next start (in doubt); a skip or failure is
+		// decided again then.
+		d.cfg.Logger.Error().Err(err).Str("message_id", m.Ref.MessageID).Msg("recording a message outcome")
+		return result{row: r.row, code: "unrecorded", err: err}
+	}
+	switch {
+	case o.SkipReason != "":
+		r.outcome = outcomeSkipped
+	case o.ErrorCode != "":
+		r.outcome, r.code = outcomeFailed, o.ErrorCode
+	default:
+		r.outcome, r.providerID = outcomeSent, o.ProviderMessageID
+	}
+	return r
+}
+
+// finish writes a batch of results (done, or queued again for a retry),
+// frees their slots and completes the campaigns they finished.
+func (d *Dispatcher) finish(ctx context.Context, batch []result) {
+	now := d.cfg.Now()
+	campaigns := map[string]string{}
+	for _, r := range batch {
+		if r.code == "canceled" || r.code == "unrecorded" || r.outcome != "" || !r.retryAt.IsZero() {
+			if r.row.ref.CampaignID != "" {
+				campaigns[r.row.ref.CampaignID] = r.row.ref.ShopID
+			}
+		}
+		if r.blockFor > 0 {
+			d.blocked[r.row.ref.ShopID+" "+r.row.ref.Channel] = now.Add(r.blockFor)
+		}
+	}
+	err := d.cfg.Write(ctx, func(tx *sql.Tx) error {
+		for _, r := range batch {
+			var err error
+			switch {
+			case r.outcome != "":
+				_, err = tx.ExecContext(ctx, `UPDATE snd_outbox SET state = ?, outcome = ?, last_error = ?,
+					provider_message_id = CASE WHEN ? <> '' THEN ? ELSE provider_message_id END WHERE message_id = ?`,
+					StateDone, r.outcome, r.code, r.providerID, r.providerID, r.row.ref.MessageID)
+			case !r.retryAt.IsZero():
+				_, err = tx.ExecContext(ctx, `UPDATE snd_outbox SET state = `+requeued+`, due_at = ?, last_error = ? WHERE message_id = ? AND state = ?`,
+					r.retryAt.UnixMicro(), r.code, r.row.ref.MessageID, StateInFlight)
+			}
+			if err != nil {
+				return fmt.Errorf("record a send: %w", err)
+			}
+		}
+		return nil
+	})
+	for _, r := range batch {
+		if r.slotless {
+			continue
+		}
+		d.perShop[r.row.ref.ShopID]--
+		if d.perShop[r.row.ref.ShopID] <= 0 {
+			delete(d.perShop, r.row.ref.ShopID)
+		}
+		d.sending--
+	}
+	if err != nil {
+		if ctx.Err() == nil {
+			d.cfg.Logger.Error().Err(err).Int("results", len(batch)).Msg("recording sends")
+		}
+		return
+	}
+	for id, shop := range campaigns {
+		if err := d.complete(ctx, shop, id); err != nil && ctx.Err() == nil {
+			d.cfg.Logger.Error().Err(err).Str("campaign_id", id).Msg("completing a campaign")
+		}
+	}
+	d.mu.Lock()
+	close(d.notify)
+	d.notify = make(chan struct{})
+	d.mu.Unlock()
+}
+
+// complete completes a sending campaign whose snapshot is all queued and
+// whose messages all have their outcome.
+func (d *Dispatcher) complete(ctx context.Context, shop, id string) error {
+	var expected, received int
+	var status string
+	err := d.cfg.DB.QueryRowContext(ctx, `SELECT parts_expected, parts_received, status FROM snd_campaigns WHERE campaign_id = ?`, id).
+		Scan(&expected, &received, &status)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("campaign %s: %w", id, err)
+	}
+	if status != domain.CampaignStatusSending || expected == 0 || received < expected {
+		return nil
+	}
+	var open int
+	if err := d.cfg.DB.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM snd_outbox WHERE campaign_id = ? AND state <> ? LIMIT 1)`,
+		id, StateDone).Scan(&open); err != nil {
+		return fmt.Errorf("open messages of %s: %w", id, err)
+	}
+	if open > 0 {
+		return nil
+	}
+	var t domain.CampaignTally
+	rows, err := d.cfg.DB.QueryContext(ctx, `SELECT outcome, COUNT(*) FROM snd_outbox WHERE campaign_id = ? GROUP BY outcome`, id)
+	if err != nil {
+		return fmt.Errorf("tally %s: %w", id, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var outcome string
+		var n int
+		if err := rows.Scan(&outcome, &n); err != nil {
+			return fmt.Errorf("tally %s: %w", id, err)
+		}
+		t.Recipients += n
+		switch outcome {
+		case outcomeSent:
+			t.Sent = n
+		case outcomeFailed:
+			t.Failed = n
+		case outcomeSkipped:
+			t.Skipped = n
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("tally %s: %w", id, err)
+	}
+	_, err = d.cfg.Commands.CompleteCampaign(ctx, commands.CompleteCampaign{ShopID: shop, CampaignID: id, Tally: t}, systemMeta)
+	return err
+}

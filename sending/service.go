@@ -1,0 +1,123 @@
+package sending
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/cgp-platform/cgp/commands"
+	"github.com/cgp-platform/cgp/envelope"
+	"github.com/cgp-platform/cgp/eventlog"
+	"github.com/cgp-platform/cgp/projections"
+	rmsqlite "github.com/cgp-platform/cgp/readmodel/sqlite"
+)
+
+// Config configures the sending side (Open).
+type Config struct {
+	// Path is the sending store's SQLite file (sending.db in the data
+	// directory). Required.
+	Path string
+	// Log is followed by the outbox reactor. Required.
+	Log      eventlog.Log
+	Codec    *envelope.Codec
+	Commands *commands.Handler
+	Logger   zerolog.Logger
+	// Registry receives the outbox's projection metrics (prefixed
+	// cgp_sending_). Optional.
+	Registry prometheus.Registerer
+	// Dispatch tunes the dispatcher: its DB, Write, Commands and Logger
+	// are filled by Open; Directory and Channels are the caller's.
+	Dispatch DispatcherConfig
+}
+
+// Service is the sending side: its store, the outbox reactor (a
+// projection runtime of its own over that store) and the dispatcher.
+type Service struct {
+	log        eventlog.Log
+	Store      *rmsqlite.Store
+	Runtime    *projections.Runtime
+	Dispatcher *Dispatcher
+}
+
+// Open opens the sending store, migrates it and builds the outbox reactor
+// and the dispatcher. Run starts them.
+func Open(ctx context.Context, cfg Config) (*Service, error) {
+	store, err := rmsqlite.Open(rmsqlite.Config{Path: cfg.Path, WriterCacheKiB: 16 * 1024})
+	if err != nil {
+		return nil, fmt.Errorf("open the sending store: %w", err)
+	}
+	reg := cfg.Registry
+	if reg != nil {
+		reg = prometheus.WrapRegistererWithPrefix("cgp_sending_", reg)
+	}
+	rt, err := projections.New(projections.Config{Log: cfg.Log, Store: store, Logger: cfg.Logger, Registry: reg, Batch: 256})
+	if err != nil {
+		return nil, errors.Join(err, store.Close())
+	}
+	dc := cfg.Dispatch
+	dc.DB, dc.Commands, dc.Logger, dc.Write = store.DB(), cfg.Commands, cfg.Logger, store.Maintain
+	s := &Service{log: cfg.Log, Store: store, Runtime: rt, Dispatcher: NewDispatcher(dc)}
+	now := func() int64 { return s.Dispatcher.cfg.Now().UnixMicro() }
+	p := outboxProjector(cfg.Codec, now, s.Dispatcher.Wake)
+	if err := store.Migrate(ctx, p.Name, p.Migrations); err != nil {
+		return nil, errors.Join(err, store.Close())
+	}
+	if err := rt.Register(p); err != nil {
+		return nil, errors.Join(err, store.Close())
+	}
+	return s, nil
+}
+
+// Run runs the outbox reactor and, once it caught up with the log as it
+// was at the start (so that every outcome recorded before a crash is
+// marked), the dispatcher, until ctx ends.
+func (s *Service) Run(ctx context.Context) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return s.Runtime.Run(ctx) })
+	g.Go(func() error {
+		head, err := s.log.HeadPosition(ctx)
+		if err != nil {
+			return fmt.Errorf("sending: log head: %w", err)
+		}
+		if err := s.Runtime.WaitFor(ctx, head, OutboxName); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("sending: catch up: %w", err)
+		}
+		return s.Dispatcher.Run(ctx)
+	})
+	return g.Wait()
+}
+
+// WaitFor waits until the outbox reactor has applied the log up to pos.
+func (s *Service) WaitFor(ctx context.Context, pos eventlog.Position, _ ...string) error {
+	return s.Runtime.WaitFor(ctx, pos, OutboxName)
+}
+
+// Close closes the reactor's runtime and the store.
+func (s *Service) Close() error {
+	return errors.Join(s.Runtime.Close(), s.Store.Close())
+}
+
+// WaitRecorded waits until ok holds, checking after each batch of
+// recorded sends, at most until ctx ends.
+func (s *Service) WaitRecorded(ctx context.Context, ok func() (bool, error)) error {
+	for {
+		done, err := ok()
+		if err != nil || done {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-s.Dispatcher.recorded():
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
