@@ -137,4 +137,3 @@ func deref(s *string) string {
 	}
 	return *s
 }
-

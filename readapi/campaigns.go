@@ -89,7 +89,9 @@ func (c *Campaigns) handleCampaignGet(w http.ResponseWriter, r *http.Request) {
 	p, _ := auth.FromContext(r.Context())
 	id := mux.Vars(r)["id"]
 	ServeOne(w, r, c.wait, campaigns.Name, p.ShopID,
-		func(ctx context.Context, shop string) (*campaigns.Campaign, error) { return c.q.Campaign(ctx, shop, id) },
+		func(ctx context.Context, shop string) (*campaigns.Campaign, error) {
+			return c.q.Campaign(ctx, shop, id)
+		},
 		CampaignResource, c.audienceRelation(p.ShopID))
 }
 

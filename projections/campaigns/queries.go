@@ -196,4 +196,3 @@ func (p Page) sql(base, idCol string, conds []string, args []any) (string, []any
 	args = append(args, p.Limit+1)
 	return fmt.Sprintf("%s WHERE %s ORDER BY created_pos %s, %s %s LIMIT ?", base, strings.Join(conds, " AND "), dir, idCol, dir), args
 }
-

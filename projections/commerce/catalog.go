@@ -316,4 +316,3 @@ func (k catalogPage) sql(base string, w catalogWhere) (string, []any) {
 	args := append(w.args, k.limit+1)
 	return fmt.Sprintf("%s WHERE %s ORDER BY %s %s, %s %s LIMIT ?", base, strings.Join(w.conds, " AND "), k.col, dir, k.id, dir), args
 }
-
