@@ -119,6 +119,11 @@ type Config struct {
 	// empty means whatsapp.DefaultBaseURL. https, or http with
 	// OutboundAllowPrivate (tests serve the API's contract from httptest).
 	WhatsAppAPIURL string
+	// PublicURL is the service's public base address (scheme, host, an
+	// optional path), the start of the links it puts in messages
+	// (unsubscribe links). Empty means http://{Addr}, right for a
+	// service on one machine only.
+	PublicURL string
 	// Test holds the hooks the end-to-end tests set; zero in production.
 	Test TestHooks
 }
@@ -255,7 +260,36 @@ func (c *Config) Validate() error {
 	if err := validAPIURL(c.WhatsAppAPIURL, c.OutboundAllowPrivate); err != nil {
 		errs = append(errs, fmt.Errorf("whatsapp-api-url: %w", err))
 	}
+	if err := validPublicURL(c.PublicURL); err != nil {
+		errs = append(errs, fmt.Errorf("public-url: %w", err))
+	}
 	return errors.Join(errs...)
+}
+
+// PublicBaseURL is the service's public base address without a final
+// slash: PublicURL, or http://{Addr} when it is empty.
+func (c *Config) PublicBaseURL() string {
+	if c.PublicURL == "" {
+		return "http://" + c.Addr
+	}
+	return strings.TrimRight(c.PublicURL, "/")
+}
+
+// validPublicURL checks the public base address: empty, or an absolute
+// http or https URL with a host and neither user info, query nor
+// fragment.
+func validPublicURL(raw string) error {
+	if raw == "" {
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
+		return errors.New("want an absolute http or https URL such as https://cgp.example.com")
+	}
+	if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return errors.New("want a base URL without user info, query or fragment")
+	}
+	return nil
 }
 
 // WhatsAppBaseURL is the WhatsApp Cloud API address to send through:

@@ -20,6 +20,7 @@ import (
 	"github.com/cgp-platform/cgp/projections/audit"
 	"github.com/cgp-platform/cgp/projections/campaigns"
 	"github.com/cgp-platform/cgp/projections/commerce"
+	"github.com/cgp-platform/cgp/projections/consentreplies"
 	"github.com/cgp-platform/cgp/projections/customers"
 	"github.com/cgp-platform/cgp/projections/enrollment"
 	"github.com/cgp-platform/cgp/projections/erasure"
@@ -110,8 +111,9 @@ func Modules() []Module {
 	}, {
 		Name:       "customers",
 		Projectors: func(d Deps) []projections.Projector { return one(customers.Projector(d.Codec, nil)) },
+		Reactors:   func(d Deps) []projections.Projector { return one(consentreplies.Reactor(d.Codec, recordConsent(d))) },
 		Routes: []Route{{"readapi.Customers", mountCustomersRead}, {"writeapi.Customers", mountCustomersWrite},
-			{"ingest.Commerce", mountCommerceWebhooks}, {"ingest.Pixel", mountPixel}},
+			{"ingest.Commerce", mountCommerceWebhooks}, {"ingest.Pixel", mountPixel}, {"consent.Unsubscribe", mountUnsubscribe}},
 	}, {
 		Name:       "commerce",
 		Projectors: func(d Deps) []projections.Projector { return one(commerce.Projector(d.Codec)) },
@@ -220,6 +222,21 @@ func enroll(d Deps) enrollment.Enroll {
 	return func(ctx context.Context, in domain.Enrollment) error {
 		_, err := cmds.EnrollInJourney(ctx, commands.EnrollInJourney{Enrollment: in},
 			commands.Meta{RequestID: in.TriggerEventID, Actor: "system:journeys", Source: "system"})
+		return err
+	}
+}
+
+// recordConsent is the consent-reply reactor's command: RecordConsent,
+// keyed by the inbound message event's id (system actor, that id as
+// correlation id). Nil without commands.
+func recordConsent(d Deps) consentreplies.Record {
+	if d.Commands == nil {
+		return nil
+	}
+	cmds := d.Commands
+	return func(ctx context.Context, in domain.ConsentDecision, sourceEventID string) error {
+		_, err := cmds.RecordConsent(ctx, commands.RecordConsent{Decision: in, SourceEventID: sourceEventID},
+			commands.Meta{RequestID: sourceEventID, Actor: "system:consent_replies", Source: "system"})
 		return err
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/cgp-platform/cgp/consent"
 	"github.com/cgp-platform/cgp/eventlog"
 	"github.com/cgp-platform/cgp/httpapi"
 	"github.com/cgp-platform/cgp/ingest"
@@ -178,4 +179,17 @@ func mountOps(a *App, r *mux.Router, _ Middleware) {
 // mountOpenAPI registers the API description.
 func mountOpenAPI(_ *App, r *mux.Router, _ Middleware) {
 	httpapi.Handle(r, httpapi.Beta, http.MethodGet, "/api/v1/openapi.json", httpapi.Compressed(openapi.Handler()))
+}
+
+// UnsubscribeLinks makes and reads the unsubscribe links of marketing
+// messages (for the sending engine): signed with a key derived from the
+// server's key material for this purpose only, under the public base
+// address (Config.PublicBaseURL).
+func (a *App) UnsubscribeLinks() consent.Links {
+	return consent.Links{Key: deriveKey(a.CursorKey, "cgp unsubscribe links v1"), BaseURL: a.Config.PublicBaseURL()}
+}
+
+// mountUnsubscribe registers the public unsubscribe routes.
+func mountUnsubscribe(a *App, r *mux.Router, _ Middleware) {
+	consent.NewUnsubscribe(a.UnsubscribeLinks(), a.Commands, time.Now).Routes(r)
 }

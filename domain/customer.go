@@ -42,21 +42,31 @@ type Address struct {
 // CustomerProfile is the snapshot of a customer the commerce platform sends.
 // Email, FirstName, LastName, Phone, Note and Address are personal data.
 type CustomerProfile struct {
-	ExternalID       string    `json:"external_id"`
-	Email            *string   `json:"email"`
-	FirstName        *string   `json:"first_name"`
-	LastName         *string   `json:"last_name"`
-	Phone            *string   `json:"phone"`
-	Note             *string   `json:"note"`
-	Address          *Address  `json:"address"`
-	AcceptsMarketing bool      `json:"accepts_marketing"`
-	State            string    `json:"state,omitempty"`
-	Currency         string    `json:"currency,omitempty"`
-	OrdersCount      int       `json:"orders_count"`
-	TotalSpent       Amount    `json:"total_spent"`
-	PlatformTags     []string  `json:"platform_tags,omitempty"`
-	PlatformCreated  time.Time `json:"platform_created_at"`
-	PlatformUpdated  time.Time `json:"platform_updated_at"`
+	ExternalID       string   `json:"external_id"`
+	Email            *string  `json:"email"`
+	FirstName        *string  `json:"first_name"`
+	LastName         *string  `json:"last_name"`
+	Phone            *string  `json:"phone"`
+	Note             *string  `json:"note"`
+	Address          *Address `json:"address"`
+	AcceptsMarketing bool     `json:"accepts_marketing"`
+	// EmailConsent and SMSConsent are the platform's marketing consent
+	// states (email_marketing_consent.state, sms_marketing_consent.state:
+	// subscribed, not_subscribed, unsubscribed, pending, redacted,
+	// invalid; PlatformConsentState), "" when the payload carried none;
+	// EmailConsentAt and SMSConsentAt their consent_updated_at (zero when
+	// absent). Events recorded before these fields have none of them.
+	EmailConsent    string    `json:"email_consent,omitempty"`
+	EmailConsentAt  time.Time `json:"email_consent_at,omitzero"`
+	SMSConsent      string    `json:"sms_consent,omitempty"`
+	SMSConsentAt    time.Time `json:"sms_consent_at,omitzero"`
+	State           string    `json:"state,omitempty"`
+	Currency        string    `json:"currency,omitempty"`
+	OrdersCount     int       `json:"orders_count"`
+	TotalSpent      Amount    `json:"total_spent"`
+	PlatformTags    []string  `json:"platform_tags,omitempty"`
+	PlatformCreated time.Time `json:"platform_created_at"`
+	PlatformUpdated time.Time `json:"platform_updated_at"`
 }
 
 var customerPersonalFields = []string{"email", "first_name", "last_name", "phone", "note", "address"}

@@ -266,9 +266,6 @@ func (r MessageRef) check() error {
 	return nil
 }
 
-// ChannelSMS is the SMS channel (journeys' steps and built-in flows).
-const ChannelSMS = "sms"
-
 // MessageChannels lists the channels the service sends on.
 func MessageChannels() []string { return []string{ChannelWhatsApp, ChannelEmail, ChannelSMS} }
 

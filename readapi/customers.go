@@ -112,9 +112,56 @@ func (c *Customers) handleCustomerGet(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	type withConsent struct {
+		cust    *customers.Customer
+		consent map[string]customers.ChannelConsent
+	}
 	ServeOne(w, r, c.wait, customers.Name, p.ShopID,
-		func(ctx context.Context, shop string) (*customers.Customer, error) { return c.q.Get(ctx, shop, id) },
-		func(cust *customers.Customer) httpapi.Resource { return CustomerResource(cust, c.now()) })
+		func(ctx context.Context, shop string) (withConsent, error) {
+			cust, err := c.q.Get(ctx, shop, id)
+			if err != nil {
+				return withConsent{}, err
+			}
+			states, err := c.q.Consent(ctx, shop, id)
+			return withConsent{cust, states}, err
+		},
+		func(wc withConsent) httpapi.Resource {
+			res := CustomerResource(wc.cust, c.now())
+			res.Attributes.(*CustomerAttributes).Consent = ConsentOf(wc.consent)
+			return res
+		})
+}
+
+// Consent is a customer's marketing consent per channel (GET
+// /api/v1/customers/{id}).
+type Consent struct {
+	Email    ChannelConsent `json:"email"`
+	SMS      ChannelConsent `json:"sms"`
+	WhatsApp ChannelConsent `json:"whatsapp"`
+}
+
+// ChannelConsent is the consent on one channel: the most recent decision's
+// state (the platform's states as it sends them, subscribed or
+// unsubscribed for the service's own decisions, unknown when nothing is
+// known), its source (platform, inbound_reply, unsubscribe_link, api;
+// null when unknown) and its time (null when unknown).
+type ChannelConsent struct {
+	State     string     `json:"state"`
+	Source    *string    `json:"source"`
+	UpdatedAt *time.Time `json:"updated_at"`
+}
+
+// ConsentOf renders the consent per channel.
+func ConsentOf(states map[string]customers.ChannelConsent) *Consent {
+	one := func(ch string) ChannelConsent {
+		s, ok := states[ch]
+		if !ok || s.Source == "" {
+			return ChannelConsent{State: domain.ConsentUnknown}
+		}
+		src, at := s.Source, s.DecidedAt
+		return ChannelConsent{State: s.State, Source: &src, UpdatedAt: &at}
+	}
+	return &Consent{Email: one(domain.ChannelEmail), SMS: one(domain.ChannelSMS), WhatsApp: one(domain.ChannelWhatsApp)}
 }
 
 // CustomerAttributes are a customer's attributes as the API shows them
@@ -136,6 +183,8 @@ type CustomerAttributes struct {
 	Redacted         bool       `json:"redacted"`
 	CreatedAt        time.Time  `json:"created_at"`
 	UpdatedAt        time.Time  `json:"updated_at"`
+	// Consent is shown by GET /api/v1/customers/{id} only.
+	Consent *Consent `json:"consent,omitempty"`
 }
 
 // CustomerResource renders a customer in the single-resource shape.

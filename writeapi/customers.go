@@ -3,6 +3,7 @@ package writeapi
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -38,6 +39,7 @@ func NewCustomers(cmds *commands.Handler, a *auth.Authenticator, idem func(http.
 // Routes registers the customer writes.
 func (c *Customers) Routes(r *mux.Router) {
 	r.Handle("/api/v1/customers/{customer_id}", httpapi.Stable(c.auth.Require(domain.ScopeCustomersWrite, c.idem(http.HandlerFunc(c.handleCustomerPatch))))).Methods(http.MethodPatch)
+	r.Handle("/api/v1/customers/{customer_id}/consents", httpapi.Beta(c.auth.Require(domain.ScopeCustomersWrite, c.idem(http.HandlerFunc(c.handleConsentCreate))))).Methods(http.MethodPost)
 }
 
 type customerPatch struct {
@@ -72,4 +74,62 @@ func (c *Customers) handleCustomerPatch(w http.ResponseWriter, r *http.Request) 
 			cust.Tags, _ = domain.NormalizeTags(*body.Tags) // validated by the command already
 		},
 		func(cust *customers.Customer) httpapi.Resource { return readapi.CustomerResource(cust, c.now()) })
+}
+
+type consentBody struct {
+	Channel *string `json:"channel"`
+	State   *string `json:"state"`
+}
+
+// ConsentDecisionAttributes are a recorded consent decision as the API
+// shows it.
+type ConsentDecisionAttributes struct {
+	CustomerID string    `json:"customer_id"`
+	Channel    string    `json:"channel"`
+	State      string    `json:"state"`
+	Source     string    `json:"source"`
+	DecidedAt  time.Time `json:"decided_at"`
+}
+
+// handleConsentCreate records a customer's marketing consent decision on
+// one channel (source api): 201 with the decision. The customer must be
+// one of the token's shop.
+func (c *Customers) handleConsentCreate(w http.ResponseWriter, r *http.Request) {
+	p, _ := auth.FromContext(r.Context())
+	var body consentBody
+	if err := httpapi.DecodeData(w, r, MaxBody, &body); err != nil {
+		httpapi.WriteError(w, r, err)
+		return
+	}
+	switch {
+	case body.Channel == nil:
+		httpapi.WriteError(w, r, httpapi.ValidationFailed("channel", "channel is required: email, sms or whatsapp"))
+		return
+	case body.State == nil:
+		httpapi.WriteError(w, r, httpapi.ValidationFailed("state", "state is required: subscribed or unsubscribed"))
+		return
+	}
+	id := mux.Vars(r)["customer_id"]
+	now := c.now().UTC()
+	d := domain.ConsentDecision{ShopID: p.ShopID, CustomerID: id, Channel: *body.Channel, State: *body.State,
+		Source: domain.ConsentSourceAPI, At: now}
+	if _, err := d.Decide(now); err != nil { // a bad channel or state is 422 before the customer is looked up
+		httpapi.WriteError(w, r, err)
+		return
+	}
+	if _, err := c.q.Get(r.Context(), p.ShopID, id); err != nil {
+		httpapi.WriteError(w, r, err)
+		return
+	}
+	res, err := c.cmds.RecordConsent(r.Context(), commands.RecordConsent{Decision: d},
+		commands.Meta{RequestID: httpapi.RequestID(r.Context()), Actor: p.TokenID, Source: "api"})
+	if err != nil {
+		httpapi.WriteError(w, r, err)
+		return
+	}
+	w.Header().Set(httpapi.HeaderEventPosition, strconv.FormatUint(uint64(res.Position), 10))
+	httpapi.WriteResource(w, r, http.StatusCreated, httpapi.Resource{
+		ID: id + ":" + d.Channel, Type: "consent_decision",
+		Attributes: &ConsentDecisionAttributes{CustomerID: id, Channel: d.Channel, State: d.State, Source: d.Source, DecidedAt: now},
+	})
 }

@@ -53,6 +53,7 @@ func bindServe(c *Config, fs *pflag.FlagSet) {
 	fs.StringVar(&c.SMTPPassword, "smtp-password", "", "SMTP password; never logged (env CGP_SMTP_PASSWORD)")
 	fs.DurationVar(&c.MessageReconcileWindow, "message-reconcile-window", 10*time.Minute, "how long a WhatsApp message a crash left in doubt waits for its status webhook before it is sent again (env CGP_MESSAGE_RECONCILE_WINDOW)")
 	fs.StringVar(&c.WhatsAppAPIURL, "whatsapp-api-url", whatsapp.DefaultBaseURL, "WhatsApp Cloud API base address with its version that messages are sent through; https, or http with --outbound-allow-private (env CGP_WHATSAPP_API_URL)")
+	fs.StringVar(&c.PublicURL, "public-url", "", "public base address of the service, the start of the unsubscribe links in messages; default http://ADDR (env CGP_PUBLIC_URL)")
 	fs.BoolVar(&c.Demo, "demo", false, "on an empty data directory, create a demo account, shop and token and print them (env CGP_DEMO)")
 }
 

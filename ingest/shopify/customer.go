@@ -42,12 +42,11 @@ type rawCustomer struct {
 	OrdersCount           int         `json:"orders_count"`
 	TotalSpent            decimal     `json:"total_spent"`
 	AcceptsMarketing      *bool       `json:"accepts_marketing"`
-	EmailMarketingConsent *struct {
-		State string `json:"state"`
-	} `json:"email_marketing_consent"`
-	CreatedAt      string `json:"created_at"`
-	UpdatedAt      string `json:"updated_at"`
-	DefaultAddress *struct {
+	EmailMarketingConsent *rawConsent `json:"email_marketing_consent"`
+	SMSMarketingConsent   *rawConsent `json:"sms_marketing_consent"`
+	CreatedAt             string      `json:"created_at"`
+	UpdatedAt             string      `json:"updated_at"`
+	DefaultAddress        *struct {
 		Address1 string `json:"address1"`
 		Address2 string `json:"address2"`
 		City     string `json:"city"`
@@ -55,6 +54,13 @@ type rawCustomer struct {
 		Country  string `json:"country"`
 		Zip      string `json:"zip"`
 	} `json:"default_address"`
+}
+
+// rawConsent is an email_marketing_consent or sms_marketing_consent
+// object (opt_in_level and consent_collected_from are not kept).
+type rawConsent struct {
+	State     string `json:"state"`
+	UpdatedAt string `json:"consent_updated_at"`
 }
 
 // ParseCustomer parses a customers/create or customers/update payload. It
@@ -79,11 +85,27 @@ func ParseCustomerProfile(body []byte) (domain.CustomerProfile, error) {
 		State: cu.State, Currency: cu.Currency, OrdersCount: cu.OrdersCount, TotalSpent: cu.TotalSpent,
 		PlatformTags: cu.Tags, PlatformCreated: cu.CreatedAt, PlatformUpdated: cu.UpdatedAt,
 	}
+	var c conv
 	switch {
 	case r.EmailMarketingConsent != nil:
-		p.AcceptsMarketing = r.EmailMarketingConsent.State == "subscribed"
+		p.EmailConsent = domain.PlatformConsentState(r.EmailMarketingConsent.State)
+		p.EmailConsentAt = c.time("email_marketing_consent.consent_updated_at", r.EmailMarketingConsent.UpdatedAt)
+		p.AcceptsMarketing = p.EmailConsent == domain.ConsentSubscribed
 	case r.AcceptsMarketing != nil:
+		// The legacy field: consent to e-mail marketing, at the
+		// snapshot's time.
 		p.AcceptsMarketing = *r.AcceptsMarketing
+		p.EmailConsent = "not_subscribed"
+		if p.AcceptsMarketing {
+			p.EmailConsent = domain.ConsentSubscribed
+		}
+	}
+	if r.SMSMarketingConsent != nil {
+		p.SMSConsent = domain.PlatformConsentState(r.SMSMarketingConsent.State)
+		p.SMSConsentAt = c.time("sms_marketing_consent.consent_updated_at", r.SMSMarketingConsent.UpdatedAt)
+	}
+	if c.err != nil {
+		return domain.CustomerProfile{}, c.err
 	}
 	if a := r.DefaultAddress; a != nil {
 		p.Address = &domain.Address{Address1: a.Address1, Address2: a.Address2, City: a.City, Province: a.Province, Country: a.Country, Zip: a.Zip}

@@ -51,13 +51,14 @@ type refund struct {
 type rows struct {
 	customers map[string]*customer // present rows only
 	orders    map[string]*order
-	refunds   map[string]bool  // refund ids present
-	refunded  map[string]int64 // order id: the sum of its refunds present
+	refunds   map[string]bool        // refund ids present
+	refunded  map[string]int64       // order id: the sum of its refunds present
+	consents  map[string]*consentRow // by consentKey
 }
 
 func newRows() *rows {
 	return &rows{customers: map[string]*customer{}, orders: map[string]*order{},
-		refunds: map[string]bool{}, refunded: map[string]int64{}}
+		refunds: map[string]bool{}, refunded: map[string]int64{}, consents: map[string]*consentRow{}}
 }
 
 // changes are the rows a batch wrote, each once, in key order.
@@ -65,6 +66,10 @@ type changes struct {
 	customers []customer
 	orders    []order
 	refunds   []refund
+	consents  []consentRow
+	// erasedConsents are the customers (with their shop) whose consent
+	// rows are deleted before consents are written.
+	erasedConsents map[string]string
 }
 
 // keySet names the rows a batch reads: orders (with those of refunds),
@@ -72,6 +77,8 @@ type changes struct {
 // orders are loaded.
 type keySet struct {
 	orders, customers, refunds []string
+	// consents are the customers whose consent rows the batch reads.
+	consents []string
 }
 
 // keys returns the keys events name.
@@ -91,12 +98,23 @@ func keys(events []projections.DecodedEvent) keySet {
 			*customers = append(*customers, id)
 		}
 	}
+	seenK := map[string]bool{}
+	addK := func(id string) {
+		if id != "" && !seenK[id] {
+			seenK[id] = true
+			k.consents = append(k.consents, id)
+		}
+	}
 	for _, e := range events {
 		switch ev := e.Decoded.Event.(type) {
 		case *domain.CustomerCreated:
 			addC(ev.CustomerID)
+			addK(ev.CustomerID)
 		case *domain.CustomerUpdated:
 			addC(ev.CustomerID)
+			addK(ev.CustomerID)
+		case *domain.CustomerConsentChanged:
+			addK(ev.CustomerID)
 		case *domain.CustomerTagsSet:
 			addC(ev.CustomerID)
 		case *domain.CustomerErased:
@@ -120,6 +138,8 @@ type folding struct {
 	dirtyC, dirtyO    map[string]bool
 	refresh           map[string]bool
 	newRefunds        []refund
+	dirtyK            map[string]bool   // consent rows changed, by consentKey
+	erasedK           map[string]string // customers whose consent rows are erased: their shop
 	customersOfOrders map[string][]*order
 }
 
@@ -128,7 +148,8 @@ type folding struct {
 // and churned boundaries given (microseconds).
 func fold(r *rows, events []projections.DecodedEvent, atRisk, churned int64) changes {
 	f := &folding{r: r, atRisk: atRisk, churned: churned,
-		dirtyC: map[string]bool{}, dirtyO: map[string]bool{}, refresh: map[string]bool{}}
+		dirtyC: map[string]bool{}, dirtyO: map[string]bool{}, refresh: map[string]bool{},
+		dirtyK: map[string]bool{}, erasedK: map[string]string{}}
 	for i := range events {
 		cases.Apply(f, &events[i])
 	}
@@ -143,6 +164,12 @@ func fold(r *rows, events []projections.DecodedEvent, atRisk, churned int64) cha
 		ch.orders = append(ch.orders, *r.orders[id])
 	}
 	ch.refunds = f.newRefunds
+	for _, k := range sortedKeys(f.dirtyK) {
+		ch.consents = append(ch.consents, *r.consents[k])
+	}
+	if len(f.erasedK) > 0 {
+		ch.erasedConsents = f.erasedK
+	}
 	return ch
 }
 
@@ -155,6 +182,7 @@ var cases = projections.NewCases(
 		// the row marked redacted; the figures and tags stay, they are
 		// the shop's.
 		for _, id := range []string{ev.CustomerID, ev.MessagingCustomerID} {
+			f.eraseConsent(ev.ShopID, id)
 			c, ok := f.r.customers[id]
 			if !ok || c.Shop != ev.ShopID {
 				continue
@@ -167,11 +195,16 @@ var cases = projections.NewCases(
 	}),
 	projections.On(func(f *folding, ev *domain.CustomerCreated, e *projections.DecodedEvent) {
 		f.upsertProfile(ev.CustomerID, ev.ShopID, &ev.CustomerProfile, e)
+		f.profileConsent(ev.ShopID, ev.CustomerID, &ev.CustomerProfile, e)
 	}),
 	projections.On(func(f *folding, ev *domain.CustomerUpdated, e *projections.DecodedEvent) {
 		if !ev.Stale { // else kept in the log, older than the profile shown
 			f.upsertProfile(ev.CustomerID, ev.ShopID, &ev.CustomerProfile, e)
+			f.profileConsent(ev.ShopID, ev.CustomerID, &ev.CustomerProfile, e)
 		}
+	}),
+	projections.On(func(f *folding, ev *domain.CustomerConsentChanged, e *projections.DecodedEvent) {
+		f.consentCandidate(ev.ShopID, ev.CustomerID, ev.Channel, ev.State, ev.Source, ev.MessageID, ev.At, int64(e.Position))
 	}),
 	projections.On(func(f *folding, ev *domain.CustomerTagsSet, e *projections.DecodedEvent) {
 		pos := int64(e.Position)

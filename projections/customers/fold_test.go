@@ -92,7 +92,7 @@ func TestFoldKeepsNewerRowsAndErases(t *testing.T) {
 	}
 	ch := fold(r, events, atRisk, churned)
 	want := changes{customers: []customer{{ID: "cus_a", Shop: "s1", Tags: "[]", PlatformTags: "[]", Version: 60,
-		Redacted: true, Stage: domain.StageProspect}}}
+		Redacted: true, Stage: domain.StageProspect}}, erasedConsents: map[string]string{"cus_a": "s1", "cus_m": "s1"}}
 	if !reflect.DeepEqual(ch, want) {
 		t.Fatalf("changes\n got %+v\nwant %+v", ch, want)
 	}

@@ -77,6 +77,22 @@ UPDATE customers SET stage = ` + stageExpr("orders_count", "last_order_at",
 CREATE INDEX customers_shop_stage_created ON customers (shop_id, stage, created_at, customer_id);
 CREATE INDEX customers_shop_stage_last_order ON customers (shop_id, stage, last_order_at, customer_id);
 CREATE INDEX customers_shop_stage_spent ON customers (shop_id, stage, total_spent, customer_id);
+`}, {Version: 4, SQL: `
+-- Marketing consent per customer and channel: the most recent decision,
+-- the platform's (from the customer snapshots) or the service's own
+-- (CustomerConsentChanged). decided_at is in microseconds.
+CREATE TABLE customer_consents (
+	customer_id TEXT NOT NULL,
+	channel     TEXT NOT NULL,
+	shop_id     TEXT NOT NULL,
+	state       TEXT NOT NULL,
+	source      TEXT NOT NULL,
+	message_id  TEXT NOT NULL DEFAULT '',
+	decided_at  INTEGER NOT NULL,
+	version     INTEGER NOT NULL,
+	PRIMARY KEY (customer_id, channel)
+) WITHOUT ROWID;
+CREATE INDEX customer_consents_shop_channel ON customer_consents (shop_id, channel, customer_id, state, decided_at);
 `}}
 
 // stageExpr is domain.LifecycleStage as an SQL expression over an order
@@ -116,7 +132,8 @@ func Projector(codec *envelope.Codec, now func() time.Time) projections.Projecto
 		// The list pages' indexes; the fold finds customers and their
 		// orders by key.
 		QueryIndexes: []string{"customers_shop_created", "customers_shop_last_order", "customers_shop_spent",
-			"customers_shop_stage_created", "customers_shop_stage_last_order", "customers_shop_stage_spent"},
+			"customers_shop_stage_created", "customers_shop_stage_last_order", "customers_shop_stage_spent",
+			"customer_consents_shop_channel"},
 	}
 }
 
@@ -150,7 +167,7 @@ func (p *projector) applyBatch(ctx context.Context, tx *sql.Tx, events []project
 			ev := events[n].Decoded.Event.(*domain.ShopErased)
 			if err := readmodel.DeleteShopRows(ctx, tx, ev.ShopID,
 				readmodel.ChildRows("customer_refunds", "order_id", "customer_orders", "order_id"),
-				readmodel.ShopRows("customer_orders"), readmodel.ShopRows("customers")); err != nil {
+				readmodel.ShopRows("customer_orders"), readmodel.ShopRows("customers"), readmodel.ShopRows("customer_consents")); err != nil {
 				return err
 			}
 			n++

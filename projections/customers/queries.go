@@ -236,6 +236,20 @@ func decodeTags(s string) ([]string, error) {
 // and last order within the bounds (inclusive). A stage filter walks the
 // stage index; the tags are matched in the stored JSON arrays.
 func (q *Queries) CountAudience(ctx context.Context, shop string, f domain.AudienceFilters, now time.Time) (int, error) {
+	where, args, err := audienceWhere(shop, f, now)
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	if err := q.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM customers WHERE `+where, args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count audience: %w", err)
+	}
+	return n, nil
+}
+
+// audienceWhere is the condition on customers rows (and its arguments)
+// that selects the customers of shop an audience's filters select at now.
+func audienceWhere(shop string, f domain.AudienceFilters, now time.Time) (string, []any, error) {
 	var where strings.Builder
 	args := []any{shop}
 	where.WriteString("shop_id = ?")
@@ -244,7 +258,7 @@ func (q *Queries) CountAudience(ctx context.Context, shop string, f domain.Audie
 		for i, stage := range f.LifecycleStages {
 			cond, stageArgs, err := stageCondition(stage, now)
 			if err != nil {
-				return 0, err
+				return "", nil, err
 			}
 			if i > 0 {
 				where.WriteString(" OR ")
@@ -275,11 +289,7 @@ func (q *Queries) CountAudience(ctx context.Context, shop string, f domain.Audie
 		where.WriteString(" AND last_order_at <> 0 AND last_order_at <= ?")
 		args = append(args, f.LastOrderBefore.UnixMicro())
 	}
-	var n int
-	if err := q.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM customers WHERE `+where.String(), args...).Scan(&n); err != nil {
-		return 0, fmt.Errorf("count audience: %w", err)
-	}
-	return n, nil
+	return where.String(), args, nil
 }
 
 // GetMany returns the customers of shop among ids, by id; ids of another

@@ -140,6 +140,9 @@ func load(ctx context.Context, tx *sql.Tx, k keySet) (*rows, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := loadConsents(ctx, tx, r, k.consents); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 
@@ -201,5 +204,8 @@ func write(ctx context.Context, tx *sql.Tx, ch changes) error {
 	for i, rf := range ch.refunds {
 		rs[i] = []any{rf.ID, rf.Order, rf.Amount}
 	}
-	return writeRows(ctx, tx, "customer_refunds", "refund_id", "refund_id, order_id, amount", 3, rs)
+	if err := writeRows(ctx, tx, "customer_refunds", "refund_id", "refund_id, order_id, amount", 3, rs); err != nil {
+		return err
+	}
+	return writeConsents(ctx, tx, ch)
 }
