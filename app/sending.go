@@ -14,6 +14,7 @@ import (
 
 	"github.com/cgp-platform/cgp/channels/email"
 	"github.com/cgp-platform/cgp/channels/whatsapp"
+	"github.com/cgp-platform/cgp/consent"
 	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/projections/customers"
 	"github.com/cgp-platform/cgp/projections/messaging"
@@ -58,8 +59,12 @@ func openSending(ctx context.Context, cfg Config, core *Core, a *App, reg promet
 		if err != nil {
 			return nil, fmt.Errorf("smtp-from: %w", err)
 		}
+		links := a.UnsubscribeLinks()
 		chans[domain.ChannelEmail] = sending.Email{From: *from, Sender: &email.Sender{Addr: cfg.SMTPAddr, Username: cfg.SMTPUsername,
-			Password: cfg.SMTPPassword, TLSConfig: cfg.Test.ExportSMTPTLS}}
+			Password: cfg.SMTPPassword, TLSConfig: cfg.Test.ExportSMTPTLS},
+			Unsubscribe: func(ref domain.MessageRef) string {
+				return links.URL(consent.Claims{ShopID: ref.ShopID, CustomerID: ref.CustomerID, Channel: ref.Channel, MessageID: ref.MessageID})
+			}}
 	}
 	return sending.Open(ctx, sending.Config{
 		Path: filepath.Join(cfg.DataDir, SendingFile), Log: core.Log, Codec: core.Codec, Commands: core.Commands,
@@ -102,23 +107,13 @@ type sendingDirectory struct {
 }
 
 func (d sendingDirectory) Recipients(ctx context.Context, shop, channel string, ids []string) (map[string]sending.Recipient, error) {
-	found, err := d.customers.GetMany(ctx, shop, ids)
+	found, err := d.customers.Contacts(ctx, shop, channel, ids)
 	if err != nil {
 		return nil, err
 	}
 	out := make(map[string]sending.Recipient, len(found))
 	for id, c := range found {
-		if c.Redacted {
-			continue
-		}
-		r := sending.Recipient{FirstName: deref(c.FirstName), LastName: deref(c.LastName), Consented: c.AcceptsMarketing}
-		switch channel {
-		case domain.ChannelEmail:
-			r.Address = deref(c.Email)
-		default:
-			r.Address = deref(c.Phone)
-		}
-		out[id] = r
+		out[id] = sending.Recipient{Address: c.Address, FirstName: c.FirstName, LastName: c.LastName, Consented: c.Consented}
 	}
 	return out, nil
 }
@@ -129,11 +124,4 @@ func (d sendingDirectory) ShopName(ctx context.Context, shop string) (string, er
 		return "", err
 	}
 	return strings.TrimSuffix(s.Domain, ".myshopify.com"), nil
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }

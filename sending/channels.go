@@ -2,7 +2,9 @@ package sending
 
 import (
 	"context"
+	"html"
 	"net/mail"
+	"strings"
 	"time"
 
 	"github.com/cgp-platform/cgp/channels"
@@ -72,7 +74,17 @@ func (e Email) Send(ctx context.Context, m Message) (string, string, error) {
 		Text: m.Text, HTML: m.HTML, Headers: map[string]string{"X-Service-Message-Id": m.Ref.MessageID},
 		Date: e.now(), MessageIDLocal: m.Ref.MessageID}
 	if m.Ref.Intent == domain.IntentMarketing && e.Unsubscribe != nil {
-		msg.UnsubscribeURL = e.Unsubscribe(m.Ref)
+		// Every marketing e-mail carries its unsubscribe link in its body;
+		// the List-Unsubscribe header (RFC 8058 one-click) only when the
+		// link is https, as mailbox providers require.
+		link := e.Unsubscribe(m.Ref)
+		msg.Text += "\r\n\r\n--\r\nUnsubscribe: " + link + "\r\n"
+		if msg.HTML != "" {
+			msg.HTML += `<p style="font-size:12px;color:#666"><a href="` + html.EscapeString(link) + `">Unsubscribe</a></p>`
+		}
+		if strings.HasPrefix(link, "https://") {
+			msg.UnsubscribeURL = link
+		}
 	}
 	sent, err := e.Sender.Send(ctx, msg)
 	return "smtp", sent.MessageID, err

@@ -187,7 +187,7 @@ func (c *Campaigns) handleCampaignCreate(w http.ResponseWriter, r *http.Request)
 		return
 	}
 	cam := &campaigns.Campaign{ID: ev.CampaignID, ShopID: ev.ShopID, Name: ev.Name, AudienceID: ev.AudienceID, Channel: ev.Channel,
-		TemplateID: ev.TemplateID, Status: domain.CampaignStatusDraft, CreatedAt: ev.CreatedAt, UpdatedAt: ev.CreatedAt}
+		TemplateID: ev.TemplateID, Content: ev.Content, Status: domain.CampaignStatusDraft, CreatedAt: ev.CreatedAt, UpdatedAt: ev.CreatedAt}
 	w.Header().Set(readapi.HeaderPosition, strconv.FormatUint(uint64(res.Position), 10))
 	httpapi.WriteResource(w, r, http.StatusCreated, readapi.CampaignResource(cam))
 }

@@ -117,7 +117,7 @@ func TestEmailCampaignSendsOnceToEachConsentingCustomer(t *testing.T) {
 	dir := t.TempDir()
 	s, relay := sendingServer(t, dir, nil)
 	v := openapitest.NewValidator(t)
-	tn := newTenant(t, dir, "mail-campaign.example.com", "growth", "*")
+	tn := newTenant(t, dir, "mail-campaign.example.com", "agency", "*")
 	waitForToken(t, s, tn)
 	c := catalogClient{t: t, s: s, v: v, token: tn.token}
 
@@ -199,7 +199,7 @@ func TestEmailCampaignSendsOnceToEachConsentingCustomer(t *testing.T) {
 	if attrs(one)["customer_id"] == nil {
 		t.Fatalf("message %v", one)
 	}
-	c.fails(422, "validation_failed", "filter[status]", http.MethodGet, "/api/v1/messages?filter[status]=bounced", "")
+	c.fails(400, "invalid_parameter", "filter[status]", http.MethodGet, "/api/v1/messages?filter[status]=bounced", "")
 	if n := len(c.list("/api/v1/messages?filter[status]=failed", "")); n != 0 {
 		t.Fatalf("%d failed messages", n)
 	}
@@ -218,7 +218,7 @@ func waStatus(waba, wamid, status, callback string, at int64) []byte {
 // shop can send) and approves the template_approved fixture's template.
 func whatsAppSender(t *testing.T, s *testServer, v *openapitest.Validator, rm *sql.DB, domainName, waba string) waTenant {
 	t.Helper()
-	tn := newTenant(t, s.dir, domainName, "growth", "*")
+	tn := newTenant(t, s.dir, domainName, "agency", "*")
 	wt := waTenant{tenant: tn, waba: waba, appSecret: "app-secret-" + waba + "-0123456789", verifyToken: "verify-" + waba}
 	out := cli(t, s.dir, "messaging", "connect", "--shop", tn.shopID, "--business-account-id", waba,
 		"--phone-number-id", "106540352242922", "--app-secret", wt.appSecret, "--verify-token", wt.verifyToken,

@@ -1,0 +1,98 @@
+package customers
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+
+	"github.com/cgp-platform/cgp/domain"
+)
+
+// Contact is what sending a message to a customer needs: its address on
+// the channel (e-mail, or phone for SMS and WhatsApp; "" when none), its
+// names for merge fields, and whether it consents to marketing on the
+// channel now.
+type Contact struct {
+	Address, FirstName, LastName string
+	Consented                    bool
+}
+
+// Contacts returns the contacts on channel of the shop's customers ids
+// that are in the read model and not erased, in one read of the customers
+// and one of their consent decisions (under their ids and their phones'
+// messaging identities; the latest decision wins, as Consent decides).
+func (q *Queries) Contacts(ctx context.Context, shop, channel string, ids []string) (map[string]Contact, error) {
+	out := make(map[string]Contact, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	args := make([]any, 0, len(ids)+1)
+	args = append(args, shop)
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	in := "(?" + strings.Repeat(", ?", len(ids)-1) + ")"
+	rows, err := q.db.QueryContext(ctx, `SELECT customer_id, email, phone, first_name, last_name FROM customers
+		WHERE shop_id = ? AND redacted = 0 AND customer_id IN `+in, args...)
+	if err != nil {
+		return nil, fmt.Errorf("contacts: %w", err)
+	}
+	owner := map[string]string{} // consent id → customer id
+	for rows.Next() {
+		var id string
+		var email, phone, first, last sql.NullString
+		if err := rows.Scan(&id, &email, &phone, &first, &last); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("contacts: %w", err)
+		}
+		c := Contact{FirstName: first.String, LastName: last.String, Address: phone.String}
+		if channel == domain.ChannelEmail {
+			c.Address = email.String
+		} else if domain.PhoneDigits(c.Address) == "" {
+			c.Address = ""
+		}
+		out[id] = c
+		var p *string
+		if phone.Valid {
+			p = &phone.String
+		}
+		for _, cid := range consentIDs(shop, id, p) {
+			owner[cid] = id
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("contacts: %w", err)
+	}
+	if len(owner) == 0 {
+		return out, nil
+	}
+	args = append(args[:0], shop, channel)
+	for cid := range owner {
+		args = append(args, cid)
+	}
+	rows, err = q.db.QueryContext(ctx, `SELECT customer_id, state, decided_at FROM customer_consents
+		WHERE shop_id = ? AND channel = ? AND customer_id IN (?`+strings.Repeat(", ?", len(owner)-1)+`)`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("contacts: %w", err)
+	}
+	defer rows.Close()
+	latest := map[string]int64{}
+	for rows.Next() {
+		var cid, state string
+		var at int64
+		if err := rows.Scan(&cid, &state, &at); err != nil {
+			return nil, fmt.Errorf("contacts: %w", err)
+		}
+		id := owner[cid]
+		if prev, ok := latest[id]; ok && at < prev {
+			continue
+		}
+		latest[id] = at
+		c := out[id]
+		c.Consented = domain.ConsentGiven(state)
+		out[id] = c
+	}
+	return out, rows.Err()
+}
