@@ -14,6 +14,7 @@ import (
 	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/httpapi"
 	"github.com/cgp-platform/cgp/projections/campaigns"
+	"github.com/cgp-platform/cgp/projections/customers"
 	"github.com/cgp-platform/cgp/readapi"
 )
 
@@ -200,6 +201,12 @@ func (c *Campaigns) handleCampaignCreate(w http.ResponseWriter, r *http.Request)
 func (c *Campaigns) handleCampaignLaunch(w http.ResponseWriter, r *http.Request) {
 	p, _ := auth.FromContext(r.Context())
 	id := mux.Vars(r)["id"]
+	// X-Wait-For-Position makes the audience snapshot see the customers
+	// (and their consent) up to that position.
+	if err := readapi.WaitForPosition(r, c.wait, customers.Name); err != nil {
+		httpapi.WriteError(w, r, err)
+		return
+	}
 	cmd, err := c.launch(r.Context(), p.ShopID, id)
 	var res commands.Result
 	var ev *domain.CampaignLaunched

@@ -83,7 +83,8 @@ func (f *contractFixture) mint(shop, scopes string) string {
 
 func newContractFixture(t *testing.T) *contractFixture {
 	dir := t.TempDir()
-	f := &contractFixture{t: t, s: startServer(t, dir), v: openapitest.NewValidator(t), dir: dir, without: map[string]string{}}
+	s, _ := sendingServer(t, dir, nil) // the launched e-mail campaigns are sent to a real SMTP server
+	f := &contractFixture{t: t, s: s, v: openapitest.NewValidator(t), dir: dir, without: map[string]string{}}
 	var all []string
 	for _, s := range domain.AdminScopes() {
 		all = append(all, string(s))

@@ -158,7 +158,7 @@ func contractRows() []contractRow {
 		{method: "GET", path: "/api/v1/campaigns", url: path("/api/v1/campaigns"), scope: "campaigns:read", status: 200,
 			include: []includeCase{{value: "audience", rel: "audience", typ: "audience", key: strAttr("audience_id")}},
 			list: &listContract{sorts: map[string]string{"created_at": "created_at"}, defaultSort: "-created_at",
-				filters: []filterCase{{query: "filter[status]=sending", holds: attrIs("status", "sending"), narrows: true}},
+				filters: []filterCase{{query: "filter[status]=draft", holds: attrIs("status", "draft"), narrows: true}},
 				expect:  func(f *contractFixture) []string { return f.campaigns }}},
 		{method: "POST", path: "/api/v1/campaigns", url: path("/api/v1/campaigns"), scope: "campaigns:write", status: 201,
 			body: func(f *contractFixture) string { return campaignBody("Contract", f.audiences[0], "email", "") }, rule: ruleCampaignNeedsAudience},

@@ -38,7 +38,8 @@ func connectWhatsApp(t *testing.T, s *testServer, rm *sql.DB, domainName, plan, 
 	tn := newTenant(t, s.dir, domainName, plan, "*")
 	wt := waTenant{tenant: tn, waba: waba, appSecret: "app-secret-" + waba + "-0123456789", verifyToken: "verify-" + waba}
 	out := cli(t, s.dir, "messaging", "connect", "--shop", tn.shopID, "--business-account-id", waba,
-		"--phone-number-id", "106540352242922", "--app-secret", wt.appSecret, "--verify-token", wt.verifyToken)
+		"--phone-number-id", "106540352242922", "--app-secret", wt.appSecret, "--verify-token", wt.verifyToken,
+		"--access-token", "EAAG-test-token-"+waba)
 	waitMessaging(t, rm, uint64(out["position"].(float64)))
 	return wt
 }

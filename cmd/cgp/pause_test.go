@@ -7,8 +7,13 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+	"time"
+
+	"github.com/emersion/go-smtp"
 
 	"github.com/cgp-platform/cgp/ingest/shopify"
+	"github.com/cgp-platform/cgp/internal/smtptest"
+	"github.com/cgp-platform/cgp/internal/whatsapptest"
 	"github.com/cgp-platform/cgp/openapi/openapitest"
 	"github.com/cgp-platform/cgp/projections/templateholds"
 )
@@ -18,7 +23,25 @@ import (
 // template reactor), across a restart of the server.
 func TestPauseResumeEndToEnd(t *testing.T) {
 	dir := t.TempDir()
-	s := startServer(t, dir)
+	// The campaigns have a recipient whose messages never finish while the
+	// test runs (the WhatsApp API holds every request, the SMTP relay
+	// refuses the recipient for now and the retry is an hour away), so a
+	// launched campaign stays sending: the test is about the reactions to
+	// template events, not about sending.
+	api := whatsapptest.New(whatsapptest.Options{})
+	hold := make(chan struct{})
+	api.FailWith(func(whatsapptest.Sent) *whatsapptest.Failure { <-hold; return nil })
+	t.Cleanup(func() { close(hold); api.Close() })
+	var relay *smtptest.Server
+	mod := func(c *Config) {
+		c.WhatsAppAPIURL, c.OutboundAllowPrivate = api.URL, true
+		if relay != nil {
+			c.SMTPAddr, c.SMTPFrom = relay.Addr, "news@shop.example.com"
+		}
+		c.Test.Sending.Schedule = []time.Duration{time.Hour}
+	}
+	s, relay := sendingServer(t, dir, mod)
+	relay.RefuseRecipients(&smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "try later"})
 	rm := messagingDB(t, dir)
 	db := readModels(t, dir)
 	v := openapitest.NewValidator(t)
@@ -85,6 +108,17 @@ func TestPauseResumeEndToEnd(t *testing.T) {
 	}
 
 	template("template_approved", 1751247548)
+	template("template_rejected", 1751247548)
+	// One customer, who consented to e-mail (its platform state) and to
+	// WhatsApp (an API decision).
+	cr := s.webhook(t, wt.tenant, "customers/create", "pause-c-1", consentCustomer(4242, "held@example.com", "subscribed", "not_subscribed"))
+	if cr.status != http.StatusOK {
+		t.Fatalf("customers/create: %d %s", cr.status, cr.body)
+	}
+	heldID := customerIDs(a, cr.position(t))["held@example.com"]
+	pos0 := a.ok(201, http.MethodPost, "/api/v1/customers/"+heldID+"/consents",
+		`{"data":{"attributes":{"channel":"whatsapp","state":"subscribed"}}}`).position(t)
+	waitProjected(t, db, "customers", mustUint(t, pos0))
 
 	// Campaigns of the approved template (order_confirmation): two sending,
 	// one kept in draft; an e-mail campaign; one of a template never
@@ -93,7 +127,7 @@ func TestPauseResumeEndToEnd(t *testing.T) {
 	cams := map[string]string{}
 	for _, c := range []struct{ name, channel, template string }{
 		{"Auto", "whatsapp", approvedTemplate}, {"Manual", "whatsapp", approvedTemplate}, {"Later", "whatsapp", approvedTemplate},
-		{"Draft", "whatsapp", approvedTemplate}, {"Mail", "email", ""}, {"Unapproved", "whatsapp", "999"},
+		{"Draft", "whatsapp", approvedTemplate}, {"Mail", "email", ""}, {"Unapproved", "whatsapp", rejectedTemplate},
 	} {
 		cams[c.name] = data(a.ok(201, http.MethodPost, "/api/v1/campaigns", campaignBody(c.name, aud, c.channel, c.template)), t)["id"].(string)
 	}
@@ -228,7 +262,8 @@ func TestPauseResumeEndToEnd(t *testing.T) {
 		blocked = append(blocked, fmt.Sprint(it["type"], " ", it["id"]))
 	}
 	slices.Sort(blocked)
-	want := []string{"campaign " + cams["Auto"], "campaign " + cams["Later"], "campaign " + cams["Manual"], "journey " + jrns["Auto"]}
+	want := []string{"campaign " + cams["Auto"], "campaign " + cams["Later"], "campaign " + cams["Manual"], "campaign " + cams["Unapproved"],
+		"journey " + jrns["Auto"]}
 	slices.Sort(want)
 	if !slices.Equal(blocked, want) || recs[0]["figures"].(map[string]any)["journeys"] != 1.0 {
 		t.Fatalf("blocked by the template: %v, want %v (%v)", blocked, want, recs[0])
@@ -252,7 +287,7 @@ func TestPauseResumeEndToEnd(t *testing.T) {
 
 	// Restart: the reactor goes on from its checkpoint.
 	s.stop()
-	s = startServer(t, dir)
+	s = startServerWith(t, dir, mod)
 	clients(s)
 	waitForToken(t, s, tenant{token: wt.token, position: wt.position})
 
