@@ -41,6 +41,11 @@ type ShopGenerator struct {
 	Touchpoints int
 	Seed        uint64
 	Workers     int
+	// Phones gives every customer a phone number (+1 555 and the
+	// customer's index); WhatsAppOptIn also records, for every customer
+	// who accepts marketing, an opt-in to WhatsApp marketing (an API
+	// decision): the audiences of WhatsApp campaigns (bench/sending).
+	Phones, WhatsAppOptIn bool
 	// until is the end of the history: the start of the current UTC day,
 	// so a re-run on the same day records the same snapshots.
 	Until time.Time
@@ -77,7 +82,15 @@ func (g *ShopGenerator) Run(ctx context.Context, h *commands.Handler) (uint64, e
 		}
 	}
 	err := g.each(ctx, g.Customers, func(i int) error {
-		res, err := h.RecordCustomer(ctx, g.customer(i), meta)
+		c := g.customer(i)
+		res, err := h.RecordCustomer(ctx, c, meta)
+		keep(res)
+		if err != nil || !g.WhatsAppOptIn || !c.Profile.AcceptsMarketing {
+			return err
+		}
+		res, err = h.RecordConsent(ctx, commands.RecordConsent{Decision: domain.ConsentDecision{ShopID: g.Shop,
+			CustomerID: domain.CustomerIDFromExternal(g.Shop, c.Profile.ExternalID), Channel: domain.ChannelWhatsApp,
+			State: domain.ConsentSubscribed, Source: domain.ConsentSourceAPI}, SourceEventID: "generate-" + c.Profile.ExternalID}, meta)
 		keep(res)
 		return err
 	})
@@ -172,10 +185,15 @@ func (g *ShopGenerator) customer(i int) commands.RecordCustomer {
 	first, last := firstNames[r.IntN(len(firstNames))], lastNames[r.IntN(len(lastNames))]
 	email := fmt.Sprintf("customer%d@shop.example.test", i)
 	joined, _ := g.customerWindow(i)
+	var phone *string
+	if g.Phones || g.WhatsAppOptIn {
+		p := fmt.Sprintf("+1555%07d", i)
+		phone = &p
+	}
 	return commands.RecordCustomer{
 		ShopID: g.Shop,
 		Profile: domain.CustomerProfile{
-			ExternalID: ext, Email: &email, FirstName: &first, LastName: &last,
+			ExternalID: ext, Email: &email, FirstName: &first, LastName: &last, Phone: phone,
 			AcceptsMarketing: r.IntN(2) == 0, State: "enabled", Currency: "USD",
 			PlatformCreated: joined, PlatformUpdated: joined,
 		},

@@ -242,8 +242,8 @@ func (d *Dispatcher) recoverInFlight(ctx context.Context) error {
 		_, err := tx.ExecContext(ctx, `UPDATE snd_outbox SET
 			state = CASE WHEN channel = ? THEN ? ELSE `+requeued+` END,
 			due_at = CASE WHEN channel = ? THEN ? ELSE ? END
-			WHERE state = ?`, domain.ChannelWhatsApp, StateInDoubt, domain.ChannelWhatsApp,
-			now.Add(d.cfg.ReconcileWindow).UnixMicro(), now.UnixMicro(), StateInFlight)
+			WHERE state = 'in_flight'`, domain.ChannelWhatsApp, StateInDoubt, domain.ChannelWhatsApp,
+			now.Add(d.cfg.ReconcileWindow).UnixMicro(), now.UnixMicro())
 		if err != nil {
 			return fmt.Errorf("recover messages in flight: %w", err)
 		}
@@ -270,11 +270,11 @@ func (d *Dispatcher) dispatch(ctx context.Context) (time.Time, error) {
 		}
 	}
 	var next sql.NullInt64
-	if err := d.cfg.DB.QueryRowContext(ctx, `SELECT MIN(due_at) FROM snd_outbox WHERE state = ?`, StateQueued).Scan(&next); err != nil {
+	if err := d.cfg.DB.QueryRowContext(ctx, `SELECT MIN(due_at) FROM snd_outbox WHERE state = 'queued'`).Scan(&next); err != nil {
 		return time.Time{}, fmt.Errorf("next due message: %w", err)
 	}
 	var doubt sql.NullInt64
-	if err := d.cfg.DB.QueryRowContext(ctx, `SELECT MIN(due_at) FROM snd_outbox WHERE state = ?`, StateInDoubt).Scan(&doubt); err != nil {
+	if err := d.cfg.DB.QueryRowContext(ctx, `SELECT MIN(due_at) FROM snd_outbox WHERE state = 'in_doubt'`).Scan(&doubt); err != nil {
 		return time.Time{}, fmt.Errorf("next doubt: %w", err)
 	}
 	switch {
@@ -286,10 +286,14 @@ func (d *Dispatcher) dispatch(ctx context.Context) (time.Time, error) {
 	return time.UnixMicro(next.Int64), nil
 }
 
+// The queries on the outbox's states name them literally: SQLite uses a
+// partial index only when the query's terms imply its WHERE clause,
+// which a bound parameter never does.
+
 // settle records as sent the doubts whose status webhook arrived, and
 // queues again those whose window passed without one.
 func (d *Dispatcher) settle(ctx context.Context, now time.Time) error {
-	rows, err := d.cfg.DB.QueryContext(ctx, `SELECT `+rowColumns+`, provider_message_id FROM snd_outbox WHERE state = ?`, StateSettled)
+	rows, err := d.cfg.DB.QueryContext(ctx, `SELECT `+rowColumns+`, provider_message_id FROM snd_outbox WHERE state = 'settled'`)
 	if err != nil {
 		return fmt.Errorf("read settled messages: %w", err)
 	}
@@ -319,8 +323,8 @@ func (d *Dispatcher) settle(ctx context.Context, now time.Time) error {
 		d.finish(ctx, settled)
 	}
 	return d.cfg.Write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE snd_outbox SET state = `+requeued+`, due_at = ? WHERE state = ? AND due_at <= ?`,
-			now.UnixMicro(), StateInDoubt, now.UnixMicro())
+		_, err := tx.ExecContext(ctx, `UPDATE snd_outbox SET state = `+requeued+`, due_at = ? WHERE state = 'in_doubt' AND due_at <= ?`,
+			now.UnixMicro(), now.UnixMicro())
 		return err
 	})
 }
@@ -411,8 +415,8 @@ func (d *Dispatcher) dueShops(ctx context.Context, now time.Time) ([]string, err
 }
 
 func (d *Dispatcher) dueOf(ctx context.Context, shop string, now time.Time, limit int) ([]row, error) {
-	rows, err := d.cfg.DB.QueryContext(ctx, `SELECT `+rowColumns+` FROM snd_outbox WHERE state = ? AND shop_id = ? AND due_at <= ?
-		ORDER BY due_at, message_id LIMIT ?`, StateQueued, shop, now.UnixMicro(), limit)
+	rows, err := d.cfg.DB.QueryContext(ctx, `SELECT `+rowColumns+` FROM snd_outbox WHERE state = 'queued' AND shop_id = ? AND due_at <= ?
+		ORDER BY due_at, message_id LIMIT ?`, shop, now.UnixMicro(), limit)
 	if err != nil {
 		return nil, fmt.Errorf("due messages of %s: %w", shop, err)
 	}
@@ -697,15 +701,17 @@ func (d *Dispatcher) complete(ctx context.Context, shop, id string) error {
 		return nil
 	}
 	var open int
-	if err := d.cfg.DB.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM snd_outbox WHERE campaign_id = ? AND state <> ? LIMIT 1)`,
-		id, StateDone).Scan(&open); err != nil {
+	// The open states are named (an index seek each), not "state <> done",
+	// which would walk every done row of the campaign after each batch.
+	if err := d.cfg.DB.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM snd_outbox WHERE campaign_id = ? AND campaign_id <> ''
+		AND state IN ('queued', 'held', 'in_flight', 'in_doubt', 'settled') LIMIT 1)`, id).Scan(&open); err != nil {
 		return fmt.Errorf("open messages of %s: %w", id, err)
 	}
 	if open > 0 {
 		return nil
 	}
 	var t domain.CampaignTally
-	rows, err := d.cfg.DB.QueryContext(ctx, `SELECT outcome, COUNT(*) FROM snd_outbox WHERE campaign_id = ? GROUP BY outcome`, id)
+	rows, err := d.cfg.DB.QueryContext(ctx, `SELECT outcome, COUNT(*) FROM snd_outbox WHERE campaign_id = ? AND campaign_id <> '' GROUP BY outcome`, id)
 	if err != nil {
 		return fmt.Errorf("tally %s: %w", id, err)
 	}

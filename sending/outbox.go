@@ -71,7 +71,9 @@ CREATE TABLE snd_outbox (
 CREATE INDEX snd_outbox_due ON snd_outbox (due_at) WHERE state = 'queued';
 CREATE INDEX snd_outbox_due_shop ON snd_outbox (shop_id, due_at, message_id) WHERE state = 'queued';
 CREATE INDEX snd_outbox_campaign ON snd_outbox (campaign_id, state) WHERE campaign_id <> '';
-CREATE INDEX snd_outbox_unsettled ON snd_outbox (state) WHERE state IN ('in_flight', 'in_doubt', 'settled');
+CREATE INDEX snd_outbox_in_flight ON snd_outbox (state) WHERE state = 'in_flight';
+CREATE INDEX snd_outbox_in_doubt ON snd_outbox (due_at) WHERE state = 'in_doubt';
+CREATE INDEX snd_outbox_settled ON snd_outbox (message_id) WHERE state = 'settled';
 CREATE INDEX snd_outbox_shop ON snd_outbox (shop_id);
 `}}
 
@@ -164,10 +166,10 @@ func setStatus(ctx context.Context, tx *sql.Tx, campaign, status string, now int
 		return err
 	}
 	if status == domain.CampaignStatusSending {
-		return exec(ctx, tx, `UPDATE snd_outbox SET state = ?, due_at = MAX(due_at, ?) WHERE campaign_id = ? AND state = ?`,
+		return exec(ctx, tx, `UPDATE snd_outbox SET state = ?, due_at = MAX(due_at, ?) WHERE campaign_id = ? AND campaign_id <> '' AND state = ?`,
 			StateQueued, now, campaign, StateHeld)
 	}
-	return exec(ctx, tx, `UPDATE snd_outbox SET state = ? WHERE campaign_id = ? AND state = ?`, StateHeld, campaign, StateQueued)
+	return exec(ctx, tx, `UPDATE snd_outbox SET state = ? WHERE campaign_id = ? AND campaign_id <> '' AND state = ?`, StateHeld, campaign, StateQueued)
 }
 
 // done marks a message's outcome recorded (from the log, which is the

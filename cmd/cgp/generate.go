@@ -56,5 +56,7 @@ func newDevGenerate(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
 		fmt.Sprintf("checkout landings (touchpoints) recorded before each order, within its 30-day window (0 to %d)", app.MaxTouchpointsPerOrder))
 	f.Uint64Var(&g.Seed, "seed", 1, "seed of the generated data")
 	f.IntVar(&g.Workers, "workers", 16, "concurrent commands (group commit batches their appends)")
+	f.BoolVar(&g.Phones, "phones", false, "give every customer a phone number")
+	f.BoolVar(&g.WhatsAppOptIn, "whatsapp-opt-in", false, "record a WhatsApp marketing opt-in for every customer who accepts marketing (implies --phones)")
 	return cmd
 }

@@ -27,24 +27,29 @@ func (q *Queries) Contacts(ctx context.Context, shop, channel string, ids []stri
 	if len(ids) == 0 {
 		return out, nil
 	}
-	args := make([]any, 0, len(ids)+1)
-	args = append(args, shop)
+	args := make([]any, 0, len(ids)+2)
 	for _, id := range ids {
 		args = append(args, id)
 	}
+	// By primary key only: with shop_id in the WHERE clause the planner may
+	// walk the shop's index instead; the shop is checked on each row.
 	in := "(?" + strings.Repeat(", ?", len(ids)-1) + ")"
-	rows, err := q.db.QueryContext(ctx, `SELECT customer_id, email, phone, first_name, last_name FROM customers
-		WHERE shop_id = ? AND redacted = 0 AND customer_id IN `+in, args...)
+	rows, err := q.db.QueryContext(ctx, `SELECT customer_id, shop_id, redacted, email, phone, first_name, last_name FROM customers
+		WHERE customer_id IN `+in, args...)
 	if err != nil {
 		return nil, fmt.Errorf("contacts: %w", err)
 	}
 	owner := map[string]string{} // consent id → customer id
 	for rows.Next() {
-		var id string
+		var id, owned string
+		var redacted bool
 		var email, phone, first, last sql.NullString
-		if err := rows.Scan(&id, &email, &phone, &first, &last); err != nil {
+		if err := rows.Scan(&id, &owned, &redacted, &email, &phone, &first, &last); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("contacts: %w", err)
+		}
+		if owned != shop || redacted {
+			continue
 		}
 		c := Contact{FirstName: first.String, LastName: last.String, Address: phone.String}
 		if channel == domain.ChannelEmail {

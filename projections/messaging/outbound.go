@@ -173,7 +173,7 @@ func applyOwnStatus(ctx context.Context, tx *sql.Tx, ev *domain.MessageStatusRep
 	var delivered, opened, failed bool
 	var version int64
 	err := tx.QueryRowContext(ctx, `SELECT message_id, campaign_id, delivered_at IS NOT NULL, opened_at IS NOT NULL,
-		failed_at IS NOT NULL, version FROM message_log WHERE shop_id = ? AND provider_message_id = ? LIMIT 1`, ev.ShopID, ev.MessageID).
+		failed_at IS NOT NULL, version FROM message_log WHERE shop_id = ? AND provider_message_id = ? AND provider_message_id <> '' LIMIT 1`, ev.ShopID, ev.MessageID).
 		Scan(&id, &campaign, &delivered, &opened, &failed, &version)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil

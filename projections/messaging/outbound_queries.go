@@ -82,8 +82,9 @@ func (q *Queries) Messages(ctx context.Context, f MessageFilter) ([]Sent, *Messa
 		}
 	}
 	add("customer_id = ?", f.CustomerID)
-	add("campaign_id = ?", f.CampaignID)
-	add("journey_id = ?", f.JourneyID)
+	// The literal terms let SQLite use the partial indexes.
+	add("campaign_id = ? AND campaign_id <> ''", f.CampaignID)
+	add("journey_id = ? AND journey_id <> ''", f.JourneyID)
 	add("channel = ?", f.Channel)
 	add("("+statusExpr+") = ?", f.Status)
 	if f.After != nil {
