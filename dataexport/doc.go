@@ -14,6 +14,6 @@
 // empty sections.
 //
 // It imports domain, envelope, eventlog, outbound and channels/email (the
-// mail of an export), and reads the tables of the
-// customers, commerce, journeys, messaging and attribution read models.
+// mail of an export), and reads the tables of the customers, commerce,
+// journeys, messaging and attribution read models.
 package dataexport
