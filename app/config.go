@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/mail"
 	"net/netip"
 	"net/url"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/cgp-platform/cgp/channels/sms"
 	"github.com/cgp-platform/cgp/channels/whatsapp"
 	"github.com/cgp-platform/cgp/eventlog"
 	"github.com/cgp-platform/cgp/intelligence"
@@ -124,6 +126,17 @@ type Config struct {
 	// (unsubscribe links). Empty means http://{Addr}, right for a
 	// service on one machine only.
 	PublicURL string
+	// SMSAPIURL is the SMS provider's base address, messages being
+	// posted to {SMSAPIURL}/v1/messages (the generic contract of
+	// channels/sms); empty: no SMS. https, or http with
+	// OutboundAllowPrivate (tests serve the contract from httptest).
+	SMSAPIURL string
+	// SMSAPIKey is the provider's bearer key, required with SMSAPIURL. A
+	// secret: never logged nor echoed by Validate.
+	SMSAPIKey string
+	// SMSFrom is the sender id, required with SMSAPIURL: an E.164
+	// number or 1 to 11 letters, digits or spaces (sms.ValidSender).
+	SMSFrom string
 	// Test holds the hooks the end-to-end tests set; zero in production.
 	Test TestHooks
 }
@@ -263,6 +276,7 @@ func (c *Config) Validate() error {
 	if err := validPublicURL(c.PublicURL); err != nil {
 		errs = append(errs, fmt.Errorf("public-url: %w", err))
 	}
+	errs = append(errs, c.validateSMS()...)
 	return errors.Join(errs...)
 }
 
@@ -290,6 +304,48 @@ func validPublicURL(raw string) error {
 		return errors.New("want a base URL without user info, query or fragment")
 	}
 	return nil
+}
+
+// validateSMS checks the SMS provider's settings: none, or all three.
+// Neither the key nor the URL is echoed.
+func (c *Config) validateSMS() []error {
+	if c.SMSAPIURL == "" {
+		if c.SMSAPIKey != "" || c.SMSFrom != "" {
+			return []error{errors.New("sms-api-url is required with sms-api-key or sms-from")}
+		}
+		return nil
+	}
+	var errs []error
+	if err := validAPIURL(c.SMSAPIURL, c.OutboundAllowPrivate); err != nil {
+		errs = append(errs, fmt.Errorf("sms-api-url: %w", err))
+	}
+	if c.SMSAPIKey == "" {
+		errs = append(errs, errors.New("sms-api-key is required with sms-api-url"))
+	} else if strings.ContainsFunc(c.SMSAPIKey, func(r rune) bool { return r <= ' ' || r > '~' }) {
+		errs = append(errs, errors.New("sms-api-key must be printable ASCII without spaces"))
+	}
+	if !sms.ValidSender(c.SMSFrom) {
+		errs = append(errs, errors.New("sms-from must be an E.164 number or 1 to 11 letters, digits or spaces, not all digits, with sms-api-url"))
+	}
+	return errs
+}
+
+// SMSClient returns the client of the configured SMS provider, nil when
+// SMSAPIURL is empty (no SMS). Its requests go over the outbound TLS
+// settings (tests trust their TLS server with Test.OutboundTLS).
+func (c *Config) SMSClient() (*sms.Client, error) {
+	if c.SMSAPIURL == "" {
+		return nil, nil
+	}
+	hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	if c.Test.OutboundTLS != nil {
+		hc.Transport = &http.Transport{TLSClientConfig: c.Test.OutboundTLS.Clone(), Proxy: http.ProxyFromEnvironment}
+	}
+	cl, err := sms.New(sms.Config{BaseURL: c.SMSAPIURL, APIKey: c.SMSAPIKey, From: c.SMSFrom, HTTP: hc})
+	if err != nil {
+		return nil, fmt.Errorf("sms: %w", err)
+	}
+	return cl, nil
 }
 
 // WhatsAppBaseURL is the WhatsApp Cloud API address to send through:

@@ -58,3 +58,46 @@ func TestConfigValidateWhatsAppAPIURL(t *testing.T) {
 		t.Errorf("base URL %q", cfg.WhatsAppBaseURL())
 	}
 }
+
+func TestConfigValidateSMS(t *testing.T) {
+	const key = "sk_live_NOTREAL0123456789"
+	for _, c := range []struct {
+		name               string
+		url, apiKey, from  string
+		allowPrivate       bool
+		ok                 bool
+		wantFlag, notFlags string
+	}{
+		{name: "none", ok: true},
+		{name: "all three", url: "https://sms.example", apiKey: key, from: "Boutique", ok: true},
+		{name: "E.164 sender", url: "https://sms.example/", apiKey: key, from: "+14155550100", ok: true},
+		{name: "http with allow private", url: "http://127.0.0.1:8080", apiKey: key, from: "Boutique", allowPrivate: true, ok: true},
+		{name: "http", url: "http://sms.example", apiKey: key, from: "Boutique", wantFlag: "sms-api-url"},
+		{name: "key without url", apiKey: key, wantFlag: "sms-api-url"},
+		{name: "from without url", from: "Boutique", wantFlag: "sms-api-url"},
+		{name: "url without key", url: "https://sms.example", from: "Boutique", wantFlag: "sms-api-key"},
+		{name: "url without from", url: "https://sms.example", apiKey: key, wantFlag: "sms-from"},
+		{name: "key with a space", url: "https://sms.example", apiKey: "Bearer " + key, from: "Boutique", wantFlag: "sms-api-key"},
+		{name: "sender too long", url: "https://sms.example", apiKey: key, from: "BoutiqueElise", wantFlag: "sms-from"},
+		{name: "url with the key in its query", url: "https://sms.example?key=" + key, apiKey: key, from: "Boutique", wantFlag: "sms-api-url"},
+		{name: "url with user info", url: "https://" + key + "@sms.example", apiKey: key, from: "Boutique", wantFlag: "sms-api-url"},
+	} {
+		cfg := validConfig()
+		cfg.SMSAPIURL, cfg.SMSAPIKey, cfg.SMSFrom, cfg.OutboundAllowPrivate = c.url, c.apiKey, c.from, c.allowPrivate
+		err := cfg.Validate()
+		if c.ok != (err == nil) {
+			t.Errorf("%s: %v, want ok %v", c.name, err, c.ok)
+			continue
+		}
+		if err != nil && (!strings.Contains(err.Error(), c.wantFlag) || strings.Contains(err.Error(), key)) {
+			t.Errorf("%s: error %q does not name %s, or echoes the key", c.name, err, c.wantFlag)
+		}
+		client, cerr := cfg.SMSClient()
+		switch {
+		case c.ok && c.url == "" && (client != nil || cerr != nil):
+			t.Errorf("%s: SMSClient = %v, %v; want nil, nil", c.name, client, cerr)
+		case c.ok && c.url != "" && (client == nil || cerr != nil):
+			t.Errorf("%s: SMSClient = %v, %v; want a client", c.name, client, cerr)
+		}
+	}
+}

@@ -2,8 +2,9 @@
 // failure of a send, classified so that the sending path knows whether to
 // retry (and when) or to record the message as failed for good. Each
 // channel's client is a package of its own below it (channels/whatsapp:
-// the WhatsApp Cloud API; channels/email: SMTP with MIME), written against
-// the provider's documented contract.
+// the WhatsApp Cloud API; channels/email: SMTP with MIME; channels/sms: an
+// SMS provider behind a generic HTTP contract), written against the
+// provider's documented contract.
 //
 // It imports the standard library only.
 package channels

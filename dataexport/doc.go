@@ -13,6 +13,7 @@
 // written to disk. An unknown customer gives an export that says so, with
 // empty sections.
 //
-// It imports domain, envelope and eventlog, and reads the tables of the
-// customers, commerce, journeys, messaging and attribution read models.
+// It imports domain, envelope, eventlog, outbound and channels/email (the
+// mail of an export), and reads the tables of the customers, commerce,
+// journeys, messaging and attribution read models.
 package dataexport

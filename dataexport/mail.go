@@ -1,36 +1,28 @@
 package dataexport
 
 import (
-	"bytes"
 	"context"
-	"crypto/rand"
 	"crypto/tls"
-	"encoding/base64"
-	"encoding/hex"
 	"errors"
-	"fmt"
-	"mime"
-	"mime/multipart"
-	"net"
 	"net/mail"
-	"net/textproto"
-	"strconv"
+	"strings"
 	"time"
 
-	"github.com/emersion/go-sasl"
-	"github.com/emersion/go-smtp"
+	"github.com/cgp-platform/cgp/channels"
+	"github.com/cgp-platform/cgp/channels/email"
 )
 
 // DefaultMailTimeout bounds one SMTP delivery when Mailer.Timeout is zero.
 const DefaultMailTimeout = 60 * time.Second
 
-// Mailer sends mail through one SMTP relay with go-smtp's client:
-// STARTTLS whenever the relay offers it, then AUTH PLAIN when a username
-// is set (only over TLS, or to a loopback relay).
+// Mailer sends mail through one SMTP relay with channels/email's Sender:
+// STARTTLS whenever the relay offers it (required unless the relay is on
+// loopback), then AUTH PLAIN when a username is set.
 type Mailer struct {
 	// Addr is the relay, host:port.
 	Addr string
-	// From is the envelope and header sender.
+	// From is the envelope and header sender, an RFC 5322 address
+	// ("Privacy <privacy@cgp.example>").
 	From string
 	// Username and Password authenticate; Password is a secret.
 	Username, Password string
@@ -44,8 +36,9 @@ type Mailer struct {
 }
 
 // MailError is a failed delivery. Reason is safe to record and log: a
-// fixed word or an SMTP status (smtp_connect_failed, smtp_tls_failed,
-// smtp_auth_failed, smtp_550, smtp_failed).
+// fixed word or an SMTP status (invalid_message, smtp_connect_failed,
+// timeout, smtp_tls_failed, smtp_tls_unavailable, smtp_auth_failed,
+// smtp_550, smtp_failed).
 type MailError struct {
 	Reason string
 	err    error
@@ -62,7 +55,8 @@ type Mail struct {
 	// application/json.
 	AttachmentName string
 	Attachment     []byte
-	Date           time.Time
+	// Date is the message's date; the time of sending when zero.
+	Date time.Time
 }
 
 // Configured reports whether the mailer has a relay and a sender.
@@ -70,185 +64,65 @@ func (m *Mailer) Configured() bool { return m != nil && m.Addr != "" && m.From !
 
 // Send delivers msg.
 func (m *Mailer) Send(ctx context.Context, msg Mail) error {
-	body, err := compose(m.From, msg)
+	from, err := mail.ParseAddress(m.From)
 	if err != nil {
-		return &MailError{Reason: "invalid_message", err: err}
+		return &MailError{Reason: "invalid_message", err: errors.New("the sender is not an e-mail address")}
+	}
+	to, err := mail.ParseAddress(msg.To)
+	if err != nil {
+		return &MailError{Reason: "invalid_message", err: errors.New("the recipient is not an e-mail address")}
+	}
+	date := msg.Date
+	if date.IsZero() {
+		date = time.Now()
 	}
 	timeout := m.Timeout
 	if timeout <= 0 {
 		timeout = DefaultMailTimeout
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	c, err := m.dial(ctx, timeout)
+	s := &email.Sender{Addr: m.Addr, Username: m.Username, Password: m.Password, TLSConfig: m.TLSConfig,
+		HeloName: m.LocalName, Timeout: timeout}
+	_, err = s.Send(ctx, email.Message{
+		From: *from, To: *to, Subject: msg.Subject, Text: msg.Text, Date: date,
+		MessageIDDomain: messageIDDomain(from.Address),
+		Attachments:     []email.Attachment{{Filename: msg.AttachmentName, ContentType: "application/json", Data: msg.Attachment}},
+	})
 	if err != nil {
-		return err
-	}
-	defer c.Close()
-	if m.Username != "" {
-		_, isTLS := c.TLSConnectionState()
-		if !isTLS && !m.loopback() {
-			return &MailError{Reason: "smtp_auth_without_tls"}
-		}
-		if err := c.Auth(sasl.NewPlainClient("", m.Username, m.Password)); err != nil {
-			return smtpError("smtp_auth_failed", err)
-		}
-	}
-	sender, _ := mail.ParseAddress(m.From) // compose checked both
-	to, _ := mail.ParseAddress(msg.To)
-	if err := c.SendMail(sender.Address, []string{to.Address}, bytes.NewReader(body)); err != nil {
-		return smtpError("smtp_failed", err)
-	}
-	if err := c.Quit(); err != nil {
-		return smtpError("smtp_failed", err)
+		return &MailError{Reason: mailReasonOf(channels.Classify(err)), err: err}
 	}
 	return nil
 }
 
-// dial connects and says hello, upgrading to TLS when the relay offers
-// STARTTLS (which go-smtp can only do on a fresh client: the probe's
-// connection is dropped and a second one upgraded).
-func (m *Mailer) dial(ctx context.Context, timeout time.Duration) (*smtp.Client, error) {
-	connect := func() (net.Conn, error) {
-		var d net.Dialer
-		conn, err := d.DialContext(ctx, "tcp", m.Addr)
-		if err != nil {
-			return nil, &MailError{Reason: "smtp_connect_failed", err: errors.New("connect failed")}
-		}
-		deadline, _ := ctx.Deadline()
-		_ = conn.SetDeadline(deadline)
-		return conn, nil
+// mailReasonOf names a SendError with the reasons the export's attempts
+// have always recorded (smtp_…), so that the history reads the same.
+func mailReasonOf(se *channels.SendError) string {
+	switch se.Code {
+	case channels.CodeInvalidRequest:
+		return "invalid_message"
+	case channels.CodeConnectFailed:
+		return "smtp_connect_failed"
+	case channels.CodeTimeout:
+		return "timeout"
+	case email.CodeTLSFailed:
+		return "smtp_tls_failed"
+	case email.CodeTLSUnavailable:
+		return "smtp_tls_unavailable"
+	case channels.CodeUnauthorized:
+		return "smtp_auth_failed"
 	}
-	conn, err := connect()
-	if err != nil {
-		return nil, err
+	if strings.HasPrefix(se.Code, "smtp_") {
+		return se.Code // the relay's status, smtp_550
 	}
-	c := m.client(conn, timeout)
-	if err := c.Hello(m.localName()); err != nil {
-		c.Close()
-		return nil, smtpError("smtp_connect_failed", err)
-	}
-	if ok, _ := c.Extension("STARTTLS"); !ok {
-		return c, nil
-	}
-	c.Close()
-	if conn, err = connect(); err != nil {
-		return nil, err
-	}
-	cfg := m.TLSConfig
-	if cfg == nil {
-		host, _, _ := net.SplitHostPort(m.Addr)
-		cfg = &tls.Config{ServerName: host, MinVersion: tls.VersionTLS12}
-	}
-	tc, err := smtp.NewClientStartTLS(conn, cfg)
-	if err != nil {
-		return nil, smtpError("smtp_tls_failed", err)
-	}
-	tc.CommandTimeout, tc.SubmissionTimeout = timeout, timeout
-	if err := tc.Hello(m.localName()); err != nil {
-		tc.Close()
-		return nil, smtpError("smtp_tls_failed", err)
-	}
-	return tc, nil
+	return "smtp_failed"
 }
 
-func (m *Mailer) client(conn net.Conn, timeout time.Duration) *smtp.Client {
-	c := smtp.NewClient(conn)
-	c.CommandTimeout, c.SubmissionTimeout = timeout, timeout
-	return c
-}
-
-func (m *Mailer) localName() string {
-	if m.LocalName != "" {
-		return m.LocalName
+// messageIDDomain is the sender's domain when it is a plain host name,
+// else cgp.invalid (an address literal such as [192.0.2.1] is not one).
+func messageIDDomain(addr string) string {
+	host := addr[strings.LastIndexByte(addr, '@')+1:]
+	if host == "" || strings.Trim(host, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-") != "" ||
+		host[0] == '.' || host[0] == '-' || len(host) > 253 {
+		return "cgp.invalid"
 	}
-	return "localhost"
-}
-
-func (m *Mailer) loopback() bool {
-	host, _, err := net.SplitHostPort(m.Addr)
-	if err != nil {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
-// smtpError names an SMTP failure by the relay's status code when it gave
-// one (its text may echo addresses: it is not kept).
-func smtpError(fallback string, err error) error {
-	var se *smtp.SMTPError
-	if errors.As(err, &se) && se.Code > 0 {
-		return &MailError{Reason: "smtp_" + strconv.Itoa(se.Code), err: errors.New("relay refused")}
-	}
-	return &MailError{Reason: fallback, err: errors.New("relay failed")}
-}
-
-// compose builds the RFC 5322 message: a text part and the attachment,
-// base64 in 76-character lines.
-func compose(from string, msg Mail) ([]byte, error) {
-	sender, err := mail.ParseAddress(from)
-	if err != nil {
-		return nil, errors.New("the sender is not an e-mail address")
-	}
-	to, err := mail.ParseAddress(msg.To)
-	if err != nil {
-		return nil, errors.New("the recipient is not an e-mail address")
-	}
-	var buf bytes.Buffer
-	w := multipart.NewWriter(&buf)
-	date := msg.Date
-	if date.IsZero() {
-		date = time.Now()
-	}
-	id := make([]byte, 16)
-	_, _ = rand.Read(id)
-	host := afterAt(sender.Address)
-	if host == "" {
-		host = "cgp.invalid"
-	}
-	// Parsed and re-formatted addresses: no header can be injected.
-	fmt.Fprintf(&buf, "From: %s\r\nTo: %s\r\nSubject: %s\r\nDate: %s\r\nMessage-ID: <%s@%s>\r\nMIME-Version: 1.0\r\n"+
-		"Content-Type: multipart/mixed; boundary=%q\r\n\r\n",
-		sender.String(), to.String(), mime.QEncoding.Encode("utf-8", msg.Subject), date.UTC().Format(time.RFC1123Z),
-		hex.EncodeToString(id), host, w.Boundary())
-	text, err := w.CreatePart(textproto.MIMEHeader{"Content-Type": {"text/plain; charset=utf-8"}, "Content-Transfer-Encoding": {"base64"}})
-	if err != nil {
-		return nil, err
-	}
-	writeBase64(text, []byte(msg.Text))
-	att, err := w.CreatePart(textproto.MIMEHeader{
-		"Content-Type":              {mime.FormatMediaType("application/json", map[string]string{"name": msg.AttachmentName})},
-		"Content-Disposition":       {mime.FormatMediaType("attachment", map[string]string{"filename": msg.AttachmentName})},
-		"Content-Transfer-Encoding": {"base64"},
-	})
-	if err != nil {
-		return nil, err
-	}
-	writeBase64(att, msg.Attachment)
-	if err := w.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
-
-func afterAt(addr string) string {
-	for i := len(addr) - 1; i >= 0; i-- {
-		if addr[i] == '@' {
-			return addr[i+1:]
-		}
-	}
-	return ""
-}
-
-func writeBase64(w interface{ Write([]byte) (int, error) }, b []byte) {
-	enc := base64.StdEncoding.EncodeToString(b)
-	for len(enc) > 76 {
-		_, _ = w.Write([]byte(enc[:76] + "\r\n"))
-		enc = enc[76:]
-	}
-	_, _ = w.Write([]byte(enc + "\r\n"))
+	return host
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"encoding/base64"
 	"errors"
 	"io"
 	"mime"
@@ -230,4 +231,55 @@ func (v *relayView) last() []byte {
 	v.r.mu.Lock()
 	defer v.r.mu.Unlock()
 	return v.r.data[len(v.r.data)-1]
+}
+
+// The mail goes through channels/email: the export is the attached JSON,
+// byte for byte, after a text part, and the sender's domain names the
+// Message-ID.
+func TestMailerAttachesTheExportByteForByte(t *testing.T) {
+	r, addr := startRelay(t, nil)
+	m := &dataexport.Mailer{Addr: addr, From: "privacy@cgp.example", Timeout: 10 * time.Second}
+	want := exportMail()
+	want.Attachment = bytes.Repeat([]byte(`{"format_version":1,"name":"Zoë"}`), 50)
+	if err := m.Send(context.Background(), want); err != nil {
+		t.Fatal(err)
+	}
+	msg, err := mail.ReadMessage(bytes.NewReader(r.data[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id := msg.Header.Get("Message-Id"); !strings.HasSuffix(id, "@cgp.example>") {
+		t.Errorf("Message-ID %q", id)
+	}
+	if date, err := msg.Header.Date(); err != nil || !date.Equal(want.Date) {
+		t.Errorf("Date %q: %v", msg.Header.Get("Date"), err)
+	}
+	_, params, _ := mime.ParseMediaType(msg.Header.Get("Content-Type"))
+	mr := multipart.NewReader(msg.Body, params["boundary"])
+	var bodies [][]byte
+	var types []string
+	for {
+		p, err := mr.NextPart() // decodes quoted-printable; base64 below
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rd io.Reader = p
+		if p.Header.Get("Content-Transfer-Encoding") == "base64" {
+			rd = base64.NewDecoder(base64.StdEncoding, p)
+		}
+		b, err := io.ReadAll(rd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bodies, types = append(bodies, b), append(types, p.Header.Get("Content-Type"))
+	}
+	if len(bodies) != 2 || !strings.HasPrefix(types[0], "text/plain") || !strings.HasPrefix(types[1], "application/json") {
+		t.Fatalf("parts %v", types)
+	}
+	if string(bodies[0]) != want.Text || !bytes.Equal(bodies[1], want.Attachment) {
+		t.Errorf("text %q; attachment equal: %v", bodies[0], bytes.Equal(bodies[1], want.Attachment))
+	}
 }

@@ -1,10 +1,11 @@
 // Package email is the e-mail channel's client: it builds an RFC 5322
 // message with MIME (a text/plain part and, when given, a text/html
 // alternative, quoted-printable in UTF-8, with the RFC 8058 one-click
-// unsubscribe headers) and submits it to one SMTP relay with
-// github.com/emersion/go-smtp: STARTTLS whenever the relay offers it
-// (required unless the relay is on loopback), AUTH PLAIN when credentials
-// are set, then MAIL FROM, RCPT TO and DATA.
+// unsubscribe headers; with attachments, a multipart/mixed of that body
+// and base64 files named by Content-Disposition) and submits it to one
+// SMTP relay with github.com/emersion/go-smtp: STARTTLS whenever the relay
+// offers it (required unless the relay is on loopback), AUTH PLAIN when
+// credentials are set, then MAIL FROM, RCPT TO and DATA.
 //
 // Every failure is a *channels.SendError whose Code is safe to record: a
 // fixed word (invalid_request, connect_failed, timeout, …) or the relay's
@@ -13,6 +14,6 @@
 //
 // It owns no state, reads no clock and no environment: the caller gives
 // the message's Date and the relay's settings. It imports the standard
-// library, channels and go-smtp (with go-sasl) only; nothing in the
-// service imports it yet.
+// library, channels and go-smtp (with go-sasl) only; dataexport mails its
+// exports through it.
 package email

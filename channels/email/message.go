@@ -61,6 +61,31 @@ type Message struct {
 	// MessageIDDomain is the right-hand side of the Message-ID; the
 	// domain of From.Address when empty.
 	MessageIDDomain string
+	// Attachments are files sent after the body; with any, the message
+	// is multipart/mixed, its first part the body as it would be alone
+	// (the text, or the text/HTML alternative).
+	Attachments []Attachment
+}
+
+// Attachment is a file attached to a Message, sent base64-encoded with a
+// Content-Disposition naming it.
+type Attachment struct {
+	// Filename is the name the reader's client shows and saves under:
+	// 1 to 200 bytes of UTF-8 without control characters, '/' or '\\'
+	// (non-ASCII names are RFC 2231-encoded).
+	Filename string
+	// ContentType is the MIME type, parameters allowed
+	// ("application/json"); application/octet-stream when empty.
+	ContentType string
+	// Data is the file's content, of any size the relay accepts.
+	Data []byte
+}
+
+func (a Attachment) contentType() string {
+	if a.ContentType == "" {
+		return "application/octet-stream"
+	}
+	return a.ContentType
 }
 
 // FieldError is the cause of an invalid_request SendError: the Message
@@ -138,19 +163,57 @@ func build(m Message) ([]byte, string, error) {
 	}
 	header("MIME-Version", "1.0")
 
-	if m.HTML == "" {
-		header("Content-Type", "text/plain; charset=utf-8")
-		header("Content-Transfer-Encoding", "quoted-printable")
+	bodyHeader, body := bodyPart(m)
+	if len(m.Attachments) == 0 {
+		for _, name := range []string{"Content-Type", "Content-Transfer-Encoding"} {
+			if v := bodyHeader.Get(name); v != "" {
+				header(name, v)
+			}
+		}
 		buf.WriteString("\r\n")
-		writeQuotedPrintable(&buf, m.Text)
-		if !bytes.HasSuffix(buf.Bytes(), []byte("\r\n")) {
+		buf.Write(body)
+		if !bytes.HasSuffix(body, []byte("\r\n")) {
 			buf.WriteString("\r\n")
 		}
 		return buf.Bytes(), id, nil
 	}
+	// multipart/mixed (RFC 2046 §5.1.3): the body first, as it would be
+	// alone, then each attachment. Writes to a bytes.Buffer do not fail.
 	w := multipart.NewWriter(&buf)
-	header("Content-Type", mime.FormatMediaType("multipart/alternative", map[string]string{"boundary": w.Boundary()}))
+	header("Content-Type", mime.FormatMediaType("multipart/mixed", map[string]string{"boundary": w.Boundary()}))
 	buf.WriteString("\r\n")
+	pw, _ := w.CreatePart(bodyHeader)
+	_, _ = pw.Write(body)
+	for _, a := range m.Attachments {
+		typ, params, _ := mime.ParseMediaType(a.contentType()) // validate checked it
+		if params == nil {
+			params = map[string]string{}
+		}
+		params["name"] = a.Filename
+		pw, _ := w.CreatePart(textproto.MIMEHeader{
+			"Content-Type":              {mime.FormatMediaType(typ, params)},
+			"Content-Disposition":       {mime.FormatMediaType("attachment", map[string]string{"filename": a.Filename})},
+			"Content-Transfer-Encoding": {"base64"},
+		})
+		writeBase64(pw, a.Data)
+	}
+	_ = w.Close() // ends with the closing delimiter and CRLF
+	return buf.Bytes(), id, nil
+}
+
+// bodyPart returns the body's own MIME headers and content: the text
+// alone (quoted-printable, ending as the text does), or the
+// multipart/alternative of the text and the HTML.
+func bodyPart(m Message) (textproto.MIMEHeader, []byte) {
+	var buf bytes.Buffer
+	if m.HTML == "" {
+		writeQuotedPrintable(&buf, m.Text)
+		return textproto.MIMEHeader{
+			"Content-Type":              {"text/plain; charset=utf-8"},
+			"Content-Transfer-Encoding": {"quoted-printable"},
+		}, buf.Bytes()
+	}
+	w := multipart.NewWriter(&buf)
 	// Parts in increasing preference (RFC 2046 §5.1.4): the text, then
 	// the HTML. Writes to a bytes.Buffer do not fail. The CRLF ending a
 	// part belongs to the next delimiter, which the writer adds.
@@ -162,7 +225,20 @@ func build(m Message) ([]byte, string, error) {
 		writeQuotedPrintable(pw, part.body)
 	}
 	_ = w.Close() // ends with the closing delimiter and CRLF
-	return buf.Bytes(), id, nil
+	return textproto.MIMEHeader{
+		"Content-Type": {mime.FormatMediaType("multipart/alternative", map[string]string{"boundary": w.Boundary()})},
+	}, buf.Bytes()
+}
+
+// writeBase64 writes b base64-encoded in lines of 76 characters with
+// CRLF (RFC 2045 §6.8).
+func writeBase64(w io.Writer, b []byte) {
+	enc := base64.StdEncoding.EncodeToString(b)
+	for len(enc) > 76 {
+		_, _ = io.WriteString(w, enc[:76]+"\r\n")
+		enc = enc[76:]
+	}
+	_, _ = io.WriteString(w, enc+"\r\n")
 }
 
 func (m Message) validate() error {
@@ -194,12 +270,40 @@ func (m Message) validate() error {
 			return err
 		}
 	}
+	for _, a := range m.Attachments {
+		if err := a.validate(); err != nil {
+			return err
+		}
+	}
 	for name, value := range m.Headers {
 		if !isExtraHeaderName(name) {
 			return invalid("headers", "a header name is not X-… in letters, digits and hyphens")
 		}
 		if err := checkText("headers", value, false); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+func (a Attachment) validate() error {
+	switch {
+	case a.Filename == "" || len(a.Filename) > maxNameLen:
+		return invalid("attachments", "a file name is empty or longer than 200 bytes")
+	case !utf8.ValidString(a.Filename) || strings.ContainsFunc(a.Filename, func(r rune) bool {
+		return r < ' ' || r == 0x7f || r == '/' || r == '\\' || (r >= 0x80 && r < 0xa0)
+	}):
+		return invalid("attachments", "a file name holds a control character or a path separator")
+	case len(a.ContentType) > maxHeaderText:
+		return invalid("attachments", "a content type is too long")
+	}
+	typ, params, err := mime.ParseMediaType(a.contentType())
+	if err != nil || strings.Count(typ, "/") != 1 || strings.HasPrefix(typ, "multipart/") || strings.HasPrefix(typ, "message/") {
+		return invalid("attachments", "a content type is not a single-part type/subtype")
+	}
+	for k, v := range params {
+		if k == "name" || strings.ContainsFunc(v, func(r rune) bool { return r < ' ' || r == 0x7f }) {
+			return invalid("attachments", "a content type has a name parameter or a control character")
 		}
 	}
 	return nil

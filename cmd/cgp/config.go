@@ -54,6 +54,9 @@ func bindServe(c *Config, fs *pflag.FlagSet) {
 	fs.DurationVar(&c.MessageReconcileWindow, "message-reconcile-window", 10*time.Minute, "how long a WhatsApp message a crash left in doubt waits for its status webhook before it is sent again (env CGP_MESSAGE_RECONCILE_WINDOW)")
 	fs.StringVar(&c.WhatsAppAPIURL, "whatsapp-api-url", whatsapp.DefaultBaseURL, "WhatsApp Cloud API base address with its version that messages are sent through; https, or http with --outbound-allow-private (env CGP_WHATSAPP_API_URL)")
 	fs.StringVar(&c.PublicURL, "public-url", "", "public base address of the service, the start of the unsubscribe links in messages; default http://ADDR (env CGP_PUBLIC_URL)")
+	fs.StringVar(&c.SMSAPIURL, "sms-api-url", "", "SMS provider base address; texts are posted to {url}/v1/messages (the generic contract in the README); https, or http with --outbound-allow-private; off when empty (env CGP_SMS_API_URL)")
+	fs.StringVar(&c.SMSAPIKey, "sms-api-key", "", "SMS provider bearer key, with --sms-api-url; never logged; prefer the env twin CGP_SMS_API_KEY, as a flag shows in the process list")
+	fs.StringVar(&c.SMSFrom, "sms-from", "", "SMS sender id, with --sms-api-url: an E.164 number or 1 to 11 letters, digits or spaces (env CGP_SMS_FROM)")
 	fs.BoolVar(&c.Demo, "demo", false, "on an empty data directory, create a demo account, shop and token and print them (env CGP_DEMO)")
 }
 

@@ -1,0 +1,4 @@
+package sms
+
+// ParseResponse exposes the answer parser to the external tests' fuzzer.
+var ParseResponse = parseResponse
