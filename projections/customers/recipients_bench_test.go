@@ -64,7 +64,7 @@ func BenchmarkRecipients(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		ids, skipped, err := q.Recipients(ctx, shop, domain.AudienceFilters{}, domain.ChannelEmail, now)
-		if err != nil || len(ids) != 47_500 || skipped.NoAddress != 2_500 || skipped.NoConsent != 50_000 {
+		if err != nil || len(ids) != 45_000 || skipped.NoAddress != 5_000 || skipped.NoConsent != 50_000 {
 			b.Fatalf("%d recipients, %+v, %v", len(ids), skipped, err)
 		}
 	}
