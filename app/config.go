@@ -19,6 +19,7 @@ import (
 
 	"github.com/cgp-platform/cgp/channels/sms"
 	"github.com/cgp-platform/cgp/channels/whatsapp"
+	"github.com/cgp-platform/cgp/consent"
 	"github.com/cgp-platform/cgp/eventlog"
 	"github.com/cgp-platform/cgp/intelligence"
 	rmsqlite "github.com/cgp-platform/cgp/readmodel/sqlite"
@@ -175,6 +176,10 @@ type TestHooks struct {
 	// building the read models (BuildReadModels), while the server
 	// answers 503.
 	InitialBuildStarted func()
+	// OnUnsubscribeLinks, when set, is given the server's unsubscribe
+	// links (App.UnsubscribeLinks) when its routes are mounted, so a test
+	// can make the links a message would carry.
+	OnUnsubscribeLinks func(consent.Links)
 	// OnEventLog, when set, is given the event log once it is open.
 	OnEventLog func(eventlog.Log)
 	// OutboundWebhooks tunes the outbound webhooks' dispatcher: its

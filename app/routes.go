@@ -191,5 +191,9 @@ func (a *App) UnsubscribeLinks() consent.Links {
 
 // mountUnsubscribe registers the public unsubscribe routes.
 func mountUnsubscribe(a *App, r *mux.Router, _ Middleware) {
-	consent.NewUnsubscribe(a.UnsubscribeLinks(), a.Commands, time.Now).Routes(r)
+	links := a.UnsubscribeLinks()
+	if a.Config.Test.OnUnsubscribeLinks != nil {
+		a.Config.Test.OnUnsubscribeLinks(links)
+	}
+	consent.NewUnsubscribe(links, a.Commands, time.Now).Routes(r)
 }

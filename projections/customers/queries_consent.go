@@ -108,7 +108,8 @@ type decision struct {
 // channel and an address for it (email; phone for sms/whatsapp), in customer id order;
 // skipped counts the others by reason.
 //
-// It reads the shop's decisions on the channel once (the consent index)
+// It reads the shop's decisions on the channel once (the covering index
+// customer_consents_shop_channel)
 // and the audience once (in customer id order), and joins them in memory.
 func (q *Queries) Recipients(ctx context.Context, shop string, f domain.AudienceFilters, channel string, now time.Time) (ids []string, skipped RecipientSkips, err error) {
 	if !oneOf(channel, domain.ConsentChannels()...) {
@@ -120,7 +121,7 @@ func (q *Queries) Recipients(ctx context.Context, shop string, f domain.Audience
 	}
 	decisions := map[string]decision{}
 	rows, err := q.db.QueryContext(ctx, `SELECT customer_id, state, decided_at FROM customer_consents
-		INDEXED BY customer_consents_shop_channel WHERE shop_id = ? AND channel = ?`, shop, channel)
+		WHERE shop_id = ? AND channel = ?`, shop, channel)
 	if err != nil {
 		return nil, skipped, fmt.Errorf("recipients: %w", err)
 	}
@@ -152,16 +153,37 @@ func (q *Queries) Recipients(ctx context.Context, shop string, f domain.Audience
 		return nil, skipped, fmt.Errorf("recipients: %w", err)
 	}
 	defer rows.Close()
-	ids = []string{}
+	type member struct {
+		id         string
+		hasAddress bool
+		phone      sql.NullString
+	}
+	var members []member
+	matched := 0 // decisions kept under a member's own id
 	for rows.Next() {
-		var id string
-		var addr, phone sql.NullString
-		if err := rows.Scan(&id, &addr, &phone); err != nil {
+		var m member
+		var addr sql.NullString
+		if err := rows.Scan(&m.id, &addr, &m.phone); err != nil {
 			return nil, skipped, fmt.Errorf("recipients: %w", err)
 		}
-		d, ok := decisions[id]
-		if phone.Valid {
-			if digits := domain.PhoneDigits(phone.String); digits != "" {
+		m.hasAddress = addr.Valid && addr.String != "" && (address != "phone" || domain.PhoneDigits(addr.String) != "")
+		if _, ok := decisions[m.id]; ok {
+			matched++
+		}
+		members = append(members, m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, skipped, fmt.Errorf("recipients: %w", err)
+	}
+	// Decisions under phone identities (WhatsApp replies) are looked up by
+	// each member's phone; when every decision is a member's own, there are
+	// none to hash phones for.
+	byPhone := matched < len(decisions)
+	ids = []string{}
+	for _, m := range members {
+		d, ok := decisions[m.id]
+		if byPhone && m.phone.Valid {
+			if digits := domain.PhoneDigits(m.phone.String); digits != "" {
 				if pd, pok := decisions[domain.CustomerIDFromPhone(shop, digits)]; pok && (!ok || pd.at >= d.at) {
 					d, ok = pd, true
 				}
@@ -170,14 +192,11 @@ func (q *Queries) Recipients(ctx context.Context, shop string, f domain.Audience
 		switch {
 		case !ok || !d.subscribed:
 			skipped.NoConsent++
-		case !addr.Valid || addr.String == "" || (address == "phone" && domain.PhoneDigits(addr.String) == ""):
+		case !m.hasAddress:
 			skipped.NoAddress++
 		default:
-			ids = append(ids, id)
+			ids = append(ids, m.id)
 		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, skipped, fmt.Errorf("recipients: %w", err)
 	}
 	return ids, skipped, nil
 }
