@@ -37,7 +37,8 @@ import (
 //   - SetAttributionLookback (CLI, set_attribution_lookback.go)
 //   - CreateProduct, UpdateProduct, AdjustInventory (admin API, catalog.go)
 //   - CreateAudience, CreateCampaign, LaunchCampaign (campaign.go)
-//   - CreateJourney, EnrollInJourney (the enrollment reactor, journey.go)
+//   - CreateJourney, UpdateJourney, EnrollByHand (admin API),
+//     EnrollInJourney (the enrollment reactor, journey.go)
 //   - PauseCampaign, ResumeCampaign, PauseJourney, ResumeJourney (admin
 //     API), ApplyTemplateToCampaign, ApplyTemplateToJourney (the template
 //     reactor, pause.go)

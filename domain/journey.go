@@ -4,7 +4,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // journeyEvents lists the journey event types.
@@ -14,6 +13,7 @@ func journeyEvents() []EventSpec {
 		{Name: "JourneyEnrollmentStarted", Version: 1, New: func() Event { return &JourneyEnrollmentStarted{} }},
 		{Name: "JourneyPaused", Version: 1, New: func() Event { return &JourneyPaused{} }},
 		{Name: "JourneyResumed", Version: 1, New: func() Event { return &JourneyResumed{} }},
+		{Name: "JourneyUpdated", Version: 1, New: func() Event { return &JourneyUpdated{} }},
 	}
 }
 
@@ -65,6 +65,8 @@ func JourneyTriggers() []string {
 const (
 	StepWait        = "wait"
 	StepSendMessage = "send_message"
+	StepCondition   = "condition"
+	StepExit        = "exit"
 )
 
 // JourneyChannels are the channels a send_message step may use.
@@ -81,13 +83,25 @@ func EnrollmentStream(journeyID, customerID string) string {
 	return "journey_enrollment-" + journeyID + "_" + customerID
 }
 
-// JourneyStep is one step of a journey: a wait of Hours, or a message on
-// Channel with Template.
+// JourneyStep is one step of a journey: a wait of Hours; a message on
+// Channel, with Template (a template name) and, by channel, its content
+// (e-mail Subject, Text, HTML; WhatsApp Language and Parameters for the
+// template; SMS Text); a condition (Condition, with Tag or Channel, and
+// what happens Otherwise); or an exit. Every field but Type is optional in
+// the JSON, so events recorded before a field existed decode as they were.
 type JourneyStep struct {
-	Type     string `json:"type"`
-	Hours    int    `json:"hours,omitempty"`
-	Channel  string `json:"channel,omitempty"`
-	Template string `json:"template,omitempty"`
+	Type       string   `json:"type"`
+	Hours      int      `json:"hours,omitempty"`
+	Channel    string   `json:"channel,omitempty"`
+	Template   string   `json:"template,omitempty"`
+	Subject    string   `json:"subject,omitempty"`
+	Text       string   `json:"text,omitempty"`
+	HTML       string   `json:"html,omitempty"`
+	Language   string   `json:"language,omitempty"`
+	Parameters []string `json:"parameters,omitempty"`
+	Condition  string   `json:"condition,omitempty"`
+	Tag        string   `json:"tag,omitempty"`
+	Otherwise  string   `json:"otherwise,omitempty"`
 }
 
 // JourneyCreated: a merchant created a journey through the admin API.
@@ -115,7 +129,15 @@ type JourneyEnrollmentStarted struct {
 	TriggerEventID string    `json:"trigger_event_id"`
 	TriggerTopic   string    `json:"trigger_topic"`
 	EnrolledAt     time.Time `json:"enrolled_at"`
+	// StepsVersion is the version of the journey's steps the enrollment
+	// runs (JourneyUpdated.Version at enrollment); 0 (absent, events
+	// recorded before journeys could be edited) means 1.
+	StepsVersion int `json:"steps_version,omitempty"`
 }
+
+// Version is the steps version the enrollment runs: StepsVersion, 1 when
+// absent.
+func (e *JourneyEnrollmentStarted) Version() int { return max(e.StepsVersion, 1) }
 
 // EventType implements Event.
 func (JourneyEnrollmentStarted) EventType() string { return "JourneyEnrollmentStarted" }
@@ -154,43 +176,6 @@ func NewJourney(shopID string, d JourneyDraft, now time.Time) (*JourneyCreated, 
 	return ev, nil
 }
 
-// journeySteps validates the steps: 1 to MaxJourneySteps, each a wait of
-// 1 to MaxJourneyWaitHours hours or a message with a channel and a
-// template name, with at least one message.
-func journeySteps(in []JourneyStep) ([]JourneyStep, error) {
-	if len(in) == 0 || len(in) > MaxJourneySteps {
-		return nil, Invalid("steps", "send 1 to %d steps", MaxJourneySteps)
-	}
-	out := make([]JourneyStep, len(in))
-	messages := 0
-	for i, s := range in {
-		field := "steps[" + itoa(i) + "]"
-		switch s.Type {
-		case StepWait:
-			if s.Hours < 1 || s.Hours > MaxJourneyWaitHours || s.Channel != "" || s.Template != "" {
-				return nil, Invalid(field+".hours", "a wait step has hours between 1 and %d and nothing else", MaxJourneyWaitHours)
-			}
-			out[i] = JourneyStep{Type: StepWait, Hours: s.Hours}
-		case StepSendMessage:
-			if !slices.Contains(JourneyChannels(), s.Channel) {
-				return nil, Invalid(field+".channel", "channel must be one of %s", strings.Join(JourneyChannels(), ", "))
-			}
-			tpl := strings.TrimSpace(s.Template)
-			if tpl == "" || !utf8.ValidString(tpl) || utf8.RuneCountInString(tpl) > MaxCatalogText || s.Hours != 0 {
-				return nil, Invalid(field+".template", "a send_message step has a template name of 1 to %d characters", MaxCatalogText)
-			}
-			out[i] = JourneyStep{Type: StepSendMessage, Channel: s.Channel, Template: tpl}
-			messages++
-		default:
-			return nil, Invalid(field+".type", "type must be wait or send_message")
-		}
-	}
-	if messages == 0 {
-		return nil, Invalid("steps", "a journey needs at least one send_message step")
-	}
-	return out, nil
-}
-
 // JourneyEnrollments is the aggregate of one customer in one journey:
 // whether the customer was enrolled, and the trigger events already
 // handled (a redelivered trigger enrolls nobody again).
@@ -222,6 +207,9 @@ type Enrollment struct {
 	ShopID, JourneyID, CustomerID string
 	TriggerEventID, TriggerTopic  string
 	AllowReentry                  bool
+	// StepsVersion is the journey's steps version as of the trigger (0
+	// means 1).
+	StepsVersion int
 }
 
 // Enroll decides an enrollment: nil (nothing to do) when the trigger was
@@ -239,6 +227,7 @@ func (a *JourneyEnrollments) Enroll(in Enrollment, now time.Time) (*JourneyEnrol
 		EnrollmentID: IDFromExternal(PrefixEnrollment, "enrollment", in.JourneyID, in.TriggerEventID),
 		JourneyID:    in.JourneyID, ShopID: in.ShopID, CustomerID: in.CustomerID,
 		TriggerEventID: in.TriggerEventID, TriggerTopic: in.TriggerTopic, EnrolledAt: now.UTC(),
+		StepsVersion: max(in.StepsVersion, 1),
 	}, nil
 }
 
@@ -277,7 +266,10 @@ func (JourneyResumed) EventType() string { return "JourneyResumed" }
 // paused, why and the template that paused it (when one did).
 type Journey struct {
 	ShopID, Status         string
+	Name                   string
 	Steps                  []JourneyStep
+	AllowReentry           bool
+	Version                int // 1 at creation, +1 per JourneyUpdated
 	Exists                 bool
 	PausedReason, PausedBy string
 	// handled holds the template events the journey reacted to.
@@ -289,6 +281,12 @@ func (j *Journey) Apply(e Event) {
 	switch ev := e.(type) {
 	case *JourneyCreated:
 		j.ShopID, j.Status, j.Steps, j.Exists = ev.ShopID, ev.Status, ev.Steps, true
+		j.Name, j.AllowReentry, j.Version = ev.Name, ev.AllowReentry, 1
+	case *JourneyUpdated:
+		j.Name, j.Steps, j.AllowReentry, j.Status, j.Version = ev.Name, ev.Steps, ev.AllowReentry, ev.Status, ev.Version
+		if ev.Status != JourneyStatusPaused {
+			j.PausedReason, j.PausedBy = "", ""
+		}
 	case *JourneyPaused:
 		j.Status, j.PausedReason, j.PausedBy = JourneyStatusPaused, ev.Reason, ev.TemplateID
 		j.handle(ev.TemplateEventID)

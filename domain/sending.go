@@ -1,8 +1,6 @@
 package domain
 
 import (
-	"html"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -69,45 +67,13 @@ type MessageContent struct {
 	Parameters []string `json:"parameters,omitempty"`
 }
 
-// MergeFields are the merge fields a message may hold.
-func MergeFields() []string { return []string{"first_name", "last_name", "full_name", "shop_name"} }
-
-var mergeField = regexp.MustCompile(`\{\{\s*([A-Za-z0-9_.]*)\s*\}\}`)
-
-// checkMergeFields fails on field when s names a merge field that is not
-// one of MergeFields.
-func checkMergeFields(field, s string) error {
-	for _, m := range mergeField.FindAllStringSubmatch(s, -1) {
-		if !slices.Contains(MergeFields(), m[1]) {
-			return Invalid(field, "unknown merge field {{%s}}: use one of %s", m[1], strings.Join(MergeFields(), ", "))
-		}
-	}
-	return nil
-}
-
-// Merge fills the merge fields of s from values (a missing value is
-// empty); escape HTML-escapes each value (for an HTML body).
-func Merge(s string, values map[string]string, escape bool) string {
-	if !strings.Contains(s, "{{") {
-		return s
-	}
-	return mergeField.ReplaceAllStringFunc(s, func(m string) string {
-		name := mergeField.FindStringSubmatch(m)[1]
-		v := values[name]
-		if escape {
-			return html.EscapeString(v)
-		}
-		return v
-	})
-}
-
 // contentText checks one text of a message: valid UTF-8 of at most max
 // characters with known merge fields.
 func contentText(field, s string, max int) error {
 	if !utf8.ValidString(s) || utf8.RuneCountInString(s) > max {
 		return Invalid(field, "%s must be UTF-8 text of at most %d characters", field, max)
 	}
-	return checkMergeFields(field, s)
+	return CheckMergeFields(field, s)
 }
 
 // Validate checks content for channel; complete also requires what a

@@ -69,6 +69,7 @@ func EnrollmentListSpec(journeyID string) httpapi.ListSpec {
 // Routes registers the journey reads.
 func (j *Journeys) Routes(r *mux.Router) {
 	r.Handle("/api/v1/journeys", httpapi.Stable(httpapi.Compressed(j.auth.Require(domain.ScopeJourneysRead, http.HandlerFunc(j.handleList))))).Methods(http.MethodGet)
+	r.Handle("/api/v1/journeys/{id}", httpapi.Beta(httpapi.Compressed(j.auth.Require(domain.ScopeJourneysRead, http.HandlerFunc(j.handleGet))))).Methods(http.MethodGet)
 	r.Handle("/api/v1/journeys/{id}/enrollments", httpapi.Stable(httpapi.Compressed(j.auth.Require(domain.ScopeJourneysRead, http.HandlerFunc(j.handleEnrollments))))).Methods(http.MethodGet)
 }
 
@@ -83,6 +84,16 @@ func (j *Journeys) handleList(w http.ResponseWriter, r *http.Request) {
 		}
 		return items, next, err
 	})
+}
+
+// handleGet serves one journey with its current steps and version; a
+// journey the shop does not have is not found.
+func (j *Journeys) handleGet(w http.ResponseWriter, r *http.Request) {
+	p, _ := auth.FromContext(r.Context())
+	id := mux.Vars(r)["id"]
+	ServeOne(w, r, j.wait, journeys.Name, p.ShopID, func(ctx context.Context, shop string) (*journeys.Journey, error) {
+		return j.q.Journey(ctx, shop, id)
+	}, JourneyResource)
 }
 
 // handleEnrollments lists a journey's enrollments; a journey the shop does
@@ -109,12 +120,21 @@ func (j *Journeys) handleEnrollments(w http.ResponseWriter, r *http.Request) {
 	}))
 }
 
-// JourneyStep is a step in a journey's attributes.
+// JourneyStep is a step in a journey's attributes: the members its type
+// and channel take (domain.JourneyStep), the others left out.
 type JourneyStep struct {
-	Type     string  `json:"type"`
-	Hours    *int    `json:"hours,omitempty"`
-	Channel  *string `json:"channel,omitempty"`
-	Template *string `json:"template,omitempty"`
+	Type       string   `json:"type"`
+	Hours      *int     `json:"hours,omitempty"`
+	Channel    *string  `json:"channel,omitempty"`
+	Template   *string  `json:"template,omitempty"`
+	Subject    *string  `json:"subject,omitempty"`
+	Text       *string  `json:"text,omitempty"`
+	HTML       *string  `json:"html,omitempty"`
+	Language   *string  `json:"language,omitempty"`
+	Parameters []string `json:"parameters,omitempty"`
+	Condition  *string  `json:"condition,omitempty"`
+	Tag        *string  `json:"tag,omitempty"`
+	Otherwise  *string  `json:"otherwise,omitempty"`
 }
 
 // JourneyAttributes are a journey's attributes in the admin API.
@@ -124,6 +144,8 @@ type JourneyAttributes struct {
 	Status       string        `json:"status"`
 	AllowReentry bool          `json:"allow_reentry"`
 	Steps        []JourneyStep `json:"steps"`
+	// Version is the steps version: 1 at creation, +1 per edit.
+	Version int `json:"version"`
 	// EnrollmentCount is how many enrollments the journey has had.
 	EnrollmentCount int       `json:"enrollment_count"`
 	CreatedAt       time.Time `json:"created_at"`
@@ -137,10 +159,12 @@ type JourneyAttributes struct {
 // JourneyResource renders a journey.
 func JourneyResource(j *journeys.Journey) httpapi.Resource {
 	a := JourneyAttributes{Name: j.Name, Trigger: j.Trigger, Status: j.Status, AllowReentry: j.AllowReentry,
-		Steps: make([]JourneyStep, len(j.Steps)), EnrollmentCount: j.Enrollments, CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt,
+		Steps: make([]JourneyStep, len(j.Steps)), Version: max(j.Version, 1), EnrollmentCount: j.Enrollments, CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt,
 		PausedReason: optional(j.PausedReason), PausedAt: zeroTimeAsNull(j.PausedAt)}
 	for i, s := range j.Steps {
-		a.Steps[i] = JourneyStep{Type: s.Type, Channel: optional(s.Channel), Template: optional(s.Template)}
+		a.Steps[i] = JourneyStep{Type: s.Type, Channel: optional(s.Channel), Template: optional(s.Template),
+			Subject: optional(s.Subject), Text: optional(s.Text), HTML: optional(s.HTML), Language: optional(s.Language),
+			Parameters: s.Parameters, Condition: optional(s.Condition), Tag: optional(s.Tag), Otherwise: optional(s.Otherwise)}
 		if s.Type == domain.StepWait {
 			h := s.Hours
 			a.Steps[i].Hours = &h
@@ -154,10 +178,12 @@ func JourneyResource(j *journeys.Journey) httpapi.Resource {
 
 // EnrollmentAttributes are an enrollment's attributes in the admin API.
 type EnrollmentAttributes struct {
-	JourneyID    string    `json:"journey_id"`
-	CustomerID   string    `json:"customer_id"`
-	Status       string    `json:"status"`
-	TriggerTopic string    `json:"trigger_topic"`
+	JourneyID    string `json:"journey_id"`
+	CustomerID   string `json:"customer_id"`
+	Status       string `json:"status"`
+	TriggerTopic string `json:"trigger_topic"`
+	// StepsVersion is the journey's steps version the enrollment runs.
+	StepsVersion int       `json:"steps_version"`
 	EnrolledAt   time.Time `json:"enrolled_at"`
 	UpdatedAt    time.Time `json:"updated_at"`
 }
@@ -165,7 +191,7 @@ type EnrollmentAttributes struct {
 // EnrollmentResource renders an enrollment.
 func EnrollmentResource(e *journeys.Enrollment) httpapi.Resource {
 	return httpapi.Resource{ID: e.ID, Type: "enrollment", Attributes: EnrollmentAttributes{JourneyID: e.JourneyID,
-		CustomerID: e.CustomerID, Status: e.Status, TriggerTopic: e.TriggerTopic, EnrolledAt: e.EnrolledAt, UpdatedAt: e.UpdatedAt},
+		CustomerID: e.CustomerID, Status: e.Status, TriggerTopic: e.TriggerTopic, StepsVersion: max(e.StepsVersion, 1), EnrolledAt: e.EnrolledAt, UpdatedAt: e.UpdatedAt},
 		Relationships: map[string]httpapi.Relationship{
 			"customer": httpapi.RelatedLink("/api/v1/customers/" + e.CustomerID),
 		}}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
 	"strings"
 	"sync"
 	"time"
@@ -542,10 +543,11 @@ func (d *Dispatcher) campaign(ctx context.Context, id string) (*campaign, error)
 func merge(m *Message) {
 	values := map[string]string{"first_name": m.To.FirstName, "last_name": m.To.LastName,
 		"full_name": strings.TrimSpace(m.To.FirstName + " " + m.To.LastName), "shop_name": m.ShopName}
-	m.Subject, m.Text, m.HTML = domain.Merge(m.Subject, values, false), domain.Merge(m.Text, values, false), domain.Merge(m.HTML, values, true)
+	m.Subject, m.Text = domain.RenderMergeFields(m.Subject, values, nil), domain.RenderMergeFields(m.Text, values, nil)
+	m.HTML = domain.RenderMergeFields(m.HTML, values, html.EscapeString)
 	params := make([]string, len(m.Parameters))
 	for i, p := range m.Parameters {
-		params[i] = domain.Merge(p, values, false)
+		params[i] = domain.RenderMergeFields(p, values, nil)
 	}
 	m.Parameters = params
 }

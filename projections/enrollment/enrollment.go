@@ -3,8 +3,9 @@
 // the EnrollInJourney command keyed by the trigger event's id.
 //
 // Its projector (stable name "journey_enrollment") keeps one small table
-// of its own, the journeys of each shop with their trigger, re-entry rule
-// and status, folded from the journey events. The table is its own (not
+// of its own, the journeys of each shop with their trigger, re-entry rule,
+// status and steps version, folded from the journey events (an enrollment
+// runs the steps version current at its trigger). The table is its own (not
 // the journeys read model) so that, the log being applied in order, a
 // trigger reaches exactly the journeys created before it and active as of
 // it, whatever the other projectors' progress: a trigger that happened
@@ -44,6 +45,8 @@ CREATE TABLE enrollment_journeys (
 	position      INTEGER NOT NULL -- of the JourneyCreated event
 );
 CREATE INDEX enrollment_journeys_shop_trigger ON enrollment_journeys (shop_id, trigger_topic, status);
+`}, {Version: 2, SQL: `
+ALTER TABLE enrollment_journeys ADD COLUMN version INTEGER NOT NULL DEFAULT 1;
 `}}
 
 // Enroll asks for the enrollment of a customer in a journey (the
@@ -77,6 +80,13 @@ func fold(enroll Enroll) projections.TxCases {
 			_, err := tx.ExecContext(ctx, `INSERT INTO enrollment_journeys (journey_id, shop_id, trigger_topic, allow_reentry, status, position)
 			VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (journey_id) DO NOTHING`,
 				ev.JourneyID, ev.ShopID, ev.Trigger, ev.AllowReentry, ev.Status, int64(e.Position))
+			return err
+		}),
+		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.JourneyUpdated, _ *projections.DecodedEvent) error {
+			// An edit: triggers after it enroll with its steps version
+			// and re-entry rule, and an archived journey enrolls nobody.
+			_, err := tx.ExecContext(ctx, `UPDATE enrollment_journeys SET status = ?, allow_reentry = ?, version = ?
+			WHERE journey_id = ? AND shop_id = ? AND version < ?`, ev.Status, ev.AllowReentry, ev.Version, ev.JourneyID, ev.ShopID, ev.Version)
 			return err
 		}),
 		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.JourneyPaused, _ *projections.DecodedEvent) error {
@@ -142,7 +152,7 @@ func react(ctx context.Context, tx *sql.Tx, e *projections.DecodedEvent, shop, t
 	if enroll == nil || customer == "" || topic == "" {
 		return nil // a guest: nobody to enroll
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT journey_id, allow_reentry FROM enrollment_journeys
+	rows, err := tx.QueryContext(ctx, `SELECT journey_id, allow_reentry, version FROM enrollment_journeys
 	WHERE shop_id = ? AND trigger_topic = ? AND status = ? AND position < ? ORDER BY position`,
 		shop, topic, domain.JourneyStatusActive, int64(e.Position))
 	if err != nil {
@@ -151,11 +161,12 @@ func react(ctx context.Context, tx *sql.Tx, e *projections.DecodedEvent, shop, t
 	type match struct {
 		id      string
 		reentry bool
+		version int
 	}
 	var matches []match
 	for rows.Next() {
 		var m match
-		if err := rows.Scan(&m.id, &m.reentry); err != nil {
+		if err := rows.Scan(&m.id, &m.reentry, &m.version); err != nil {
 			rows.Close()
 			return fmt.Errorf("journeys of %s: %w", topic, err)
 		}
@@ -167,7 +178,7 @@ func react(ctx context.Context, tx *sql.Tx, e *projections.DecodedEvent, shop, t
 	}
 	for _, m := range matches {
 		if err := enroll(ctx, domain.Enrollment{ShopID: shop, JourneyID: m.id, CustomerID: customer,
-			TriggerEventID: e.ID.String(), TriggerTopic: topic, AllowReentry: m.reentry}); err != nil {
+			TriggerEventID: e.ID.String(), TriggerTopic: topic, AllowReentry: m.reentry, StepsVersion: m.version}); err != nil {
 			if domain.ErrorCode(err) == domain.CodeInvalid {
 				continue // ids the enrollment rules reject: retrying cannot help
 			}

@@ -269,3 +269,72 @@ func TestReactorRestartedMidStreamNeitherRepeatsNorSkips(t *testing.T) {
 		t.Fatalf("checkpoint %d (%v), head %d", cp, err, f.head())
 	}
 }
+
+// TestEditedJourneysEnrollWithTheirVersion: an enrollment runs the steps
+// version current at its trigger (v1 before an edit, v2 after it); the
+// read model keeps every version's steps for the runner; an archived
+// journey enrolls nobody; a rebuild gives the same rows.
+func TestEditedJourneysEnrollWithTheirVersion(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	jid := f.journey(false)
+	f.order("v1", "71", f.clock)
+	v2 := []domain.JourneyStep{{Type: "wait", Hours: 2}, {Type: "condition", Condition: domain.ConditionNotOrderedSinceEnrollment},
+		{Type: "send_message", Channel: "email", Subject: "Hi {{first_name}}", Text: "From {{shop_name}}"}}
+	edit := func(p domain.JourneyPatch) {
+		t.Helper()
+		if _, ev, err := f.core.Commands.UpdateJourney(ctx, commands.UpdateJourney{ShopID: "shop_a", JourneyID: jid, Patch: p}, meta); err != nil || ev == nil {
+			t.Fatalf("edit: %+v %v", ev, err)
+		}
+	}
+	edit(domain.JourneyPatch{Steps: &v2})
+	f.order("v2", "72", f.clock)
+	archived := domain.JourneyStatusArchived
+	edit(domain.JourneyPatch{Status: &archived})
+	f.order("v3", "73", f.clock)
+	live := f.core.ReadSide(t, journeys.Projector(f.core.Codec), enrollment.Projector(f.core.Codec, f.enroll()))
+	head := f.settle(live)
+	q := journeys.NewQueries(live.DB())
+	rows, _, err := q.Enrollments(ctx, jid, journeys.ListQuery{Shop: "shop_a", Limit: 10})
+	if err != nil || len(rows) != 2 {
+		t.Fatalf("enrollments: %+v %v", rows, err)
+	}
+	versions := map[string]int{}
+	for _, r := range rows {
+		versions[r.CustomerID] = r.StepsVersion
+	}
+	if versions[domain.CustomerIDFromExternal("shop_a", "71")] != 1 || versions[domain.CustomerIDFromExternal("shop_a", "72")] != 2 {
+		t.Fatalf("steps versions: %v", versions)
+	}
+	j, err := q.Journey(ctx, "shop_a", jid)
+	if err != nil || j.Version != 3 || j.Status != domain.JourneyStatusArchived || len(j.Steps) != 3 {
+		t.Fatalf("journey: %+v %v", j, err)
+	}
+	for version, want := range map[int]int{0: 1, 1: 1, 2: 3, 3: 3} {
+		steps, err := q.Steps(ctx, "shop_a", jid, version)
+		if err != nil || len(steps) != want {
+			t.Fatalf("steps of version %d: %+v %v", version, steps, err)
+		}
+	}
+	if steps, _ := q.Steps(ctx, "shop_a", jid, 2); steps[2].Subject != "Hi {{first_name}}" || steps[1].Otherwise != domain.OtherwiseExit {
+		t.Fatalf("steps of version 2: %+v", steps)
+	}
+	for _, c := range []struct {
+		shop    string
+		version int
+	}{{"shop_b", 1}, {"shop_a", 4}} {
+		if _, err := q.Steps(ctx, c.shop, jid, c.version); domain.ErrorCode(err) != domain.CodeNotFound {
+			t.Fatalf("steps of %s v%d: %v", c.shop, c.version, err)
+		}
+	}
+	rebuilt := f.core.ReadSide(t, journeys.Projector(f.core.Codec), enrollment.Projector(f.core.Codec, f.enroll()))
+	if after := f.settle(rebuilt); after != head {
+		t.Fatalf("a reactor from position 0 appended: head %d → %d", head, after)
+	}
+	for table, order := range map[string]string{"journeys": "journey_id", "journey_enrollments": "enrollment_id",
+		"enrollment_journeys": "journey_id", "journey_versions": "journey_id, version"} {
+		if a, b := testenv.Dump(t, live.DB(), table, order), testenv.Dump(t, rebuilt.DB(), table, order); !reflect.DeepEqual(a, b) {
+			t.Fatalf("%s differs after rebuild:\n%v\n%v", table, a, b)
+		}
+	}
+}

@@ -6,6 +6,7 @@ package journeys
 import (
 	"context"
 	"database/sql"
+	"time"
 
 	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/envelope"
@@ -48,6 +49,20 @@ CREATE INDEX journey_enrollments_journey ON journey_enrollments (shop_id, journe
 `}, {Version: 2, SQL: `
 ALTER TABLE journeys ADD COLUMN paused_reason TEXT NOT NULL DEFAULT '';
 ALTER TABLE journeys ADD COLUMN paused_at INTEGER NOT NULL DEFAULT 0;
+`}, {Version: 3, SQL: `
+ALTER TABLE journeys ADD COLUMN version INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE journey_enrollments ADD COLUMN steps_version INTEGER NOT NULL DEFAULT 1;
+CREATE TABLE journey_versions (
+	journey_id TEXT NOT NULL,
+	version    INTEGER NOT NULL,
+	shop_id    TEXT NOT NULL,
+	steps      TEXT NOT NULL,
+	created_at INTEGER NOT NULL,
+	PRIMARY KEY (journey_id, version)
+);
+CREATE INDEX journey_versions_shop ON journey_versions (shop_id);
+INSERT INTO journey_versions (journey_id, version, shop_id, steps, created_at)
+	SELECT journey_id, 1, shop_id, steps, created_at FROM journeys;
 `}}
 
 // Projector returns the journeys projector, a read model only: the
@@ -64,14 +79,30 @@ func Projector(codec *envelope.Codec) projections.Projector {
 
 var cases = projections.NewTxCases(
 	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.ShopErased, _ *projections.DecodedEvent) error {
-		return readmodel.DeleteShopRows(ctx, tx, ev.ShopID, readmodel.ShopRows("journey_enrollments"), readmodel.ShopRows("journeys"))
+		return readmodel.DeleteShopRows(ctx, tx, ev.ShopID, readmodel.ShopRows("journey_enrollments"), readmodel.ShopRows("journey_versions"),
+			readmodel.ShopRows("journeys"))
 	}),
 	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.JourneyCreated, e *projections.DecodedEvent) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO journeys (journey_id, shop_id, name, trigger_topic, steps, allow_reentry, status,
 		created_at, updated_at, position) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (journey_id) DO NOTHING`,
 			ev.JourneyID, ev.ShopID, ev.Name, ev.Trigger, readmodel.JSONText(ev.Steps, "[]"), ev.AllowReentry, ev.Status,
 			readmodel.Micros(ev.CreatedAt), readmodel.Micros(ev.CreatedAt), int64(e.Position))
-		return err
+		if err != nil {
+			return err
+		}
+		return addVersion(ctx, tx, ev.ShopID, ev.JourneyID, 1, ev.Steps, ev.CreatedAt)
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.JourneyUpdated, _ *projections.DecodedEvent) error {
+		// A journey leaving paused (archived) forgets why it was paused.
+		_, err := tx.ExecContext(ctx, `UPDATE journeys SET name = ?, steps = ?, allow_reentry = ?, status = ?, version = ?, updated_at = ?,
+		paused_reason = CASE WHEN ? = 'paused' THEN paused_reason ELSE '' END, paused_at = CASE WHEN ? = 'paused' THEN paused_at ELSE 0 END
+		WHERE journey_id = ? AND shop_id = ? AND version < ?`,
+			ev.Name, readmodel.JSONText(ev.Steps, "[]"), ev.AllowReentry, ev.Status, ev.Version, readmodel.Micros(ev.UpdatedAt),
+			ev.Status, ev.Status, ev.JourneyID, ev.ShopID, ev.Version)
+		if err != nil {
+			return err
+		}
+		return addVersion(ctx, tx, ev.ShopID, ev.JourneyID, ev.Version, ev.Steps, ev.UpdatedAt)
 	}),
 	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.JourneyEnrollmentStarted, e *projections.DecodedEvent) error {
 		return applyEnrollment(ctx, tx, ev, int64(e.Position))
@@ -94,12 +125,20 @@ var cases = projections.NewTxCases(
 	}),
 )
 
+// addVersion keeps the steps of one version of a journey, for the step
+// runner (Queries.Steps): enrollments run the version they entered with.
+func addVersion(ctx context.Context, tx *sql.Tx, shop, journey string, version int, steps []domain.JourneyStep, at time.Time) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO journey_versions (journey_id, version, shop_id, steps, created_at) VALUES (?, ?, ?, ?, ?)
+	ON CONFLICT (journey_id, version) DO NOTHING`, journey, version, shop, readmodel.JSONText(steps, "[]"), readmodel.Micros(at))
+	return err
+}
+
 func applyEnrollment(ctx context.Context, tx *sql.Tx, ev *domain.JourneyEnrollmentStarted, pos int64) error {
 	res, err := tx.ExecContext(ctx, `INSERT INTO journey_enrollments (enrollment_id, shop_id, journey_id, customer_id, status,
-	trigger_event_id, trigger_topic, enrolled_at, updated_at, position) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	trigger_event_id, trigger_topic, enrolled_at, updated_at, position, steps_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 	ON CONFLICT (enrollment_id) DO NOTHING`,
 		ev.EnrollmentID, ev.ShopID, ev.JourneyID, ev.CustomerID, domain.EnrollmentActive, ev.TriggerEventID, ev.TriggerTopic,
-		readmodel.Micros(ev.EnrolledAt), readmodel.Micros(ev.EnrolledAt), pos)
+		readmodel.Micros(ev.EnrolledAt), readmodel.Micros(ev.EnrolledAt), pos, ev.Version())
 	if err != nil {
 		return err
 	}

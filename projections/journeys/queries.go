@@ -26,21 +26,33 @@ type Journey struct {
 	Steps                             []domain.JourneyStep
 	AllowReentry                      bool
 	Enrollments                       int
-	CreatedAt, UpdatedAt, PausedAt    time.Time
+	// Version is the steps version: 1 at creation, +1 per edit.
+	Version                        int
+	CreatedAt, UpdatedAt, PausedAt time.Time
 }
 
 // JourneyFromEvent is the row a JourneyCreated event makes, for answering
 // a create before the read model caught up.
 func JourneyFromEvent(ev *domain.JourneyCreated) *Journey {
 	return &Journey{ID: ev.JourneyID, ShopID: ev.ShopID, Name: ev.Name, Trigger: ev.Trigger, Status: ev.Status, Steps: ev.Steps,
-		AllowReentry: ev.AllowReentry, CreatedAt: ev.CreatedAt, UpdatedAt: ev.CreatedAt}
+		AllowReentry: ev.AllowReentry, Version: 1, CreatedAt: ev.CreatedAt, UpdatedAt: ev.CreatedAt}
 }
 
 // Enrollment is a row of the enrollments read model.
 type Enrollment struct {
 	ID, ShopID, JourneyID, CustomerID, Status string
 	TriggerEventID, TriggerTopic              string
-	EnrolledAt, UpdatedAt                     time.Time
+	// StepsVersion is the journey's steps version the enrollment runs.
+	StepsVersion          int
+	EnrolledAt, UpdatedAt time.Time
+}
+
+// EnrollmentFromEvent is the row a JourneyEnrollmentStarted event makes,
+// for answering a manual enrollment before the read model caught up.
+func EnrollmentFromEvent(ev *domain.JourneyEnrollmentStarted) *Enrollment {
+	return &Enrollment{ID: ev.EnrollmentID, ShopID: ev.ShopID, JourneyID: ev.JourneyID, CustomerID: ev.CustomerID,
+		Status: domain.EnrollmentActive, TriggerEventID: ev.TriggerEventID, TriggerTopic: ev.TriggerTopic,
+		StepsVersion: ev.Version(), EnrolledAt: ev.EnrolledAt, UpdatedAt: ev.EnrolledAt}
 }
 
 // Key is a position in a list: the log position of the row's creation
@@ -61,7 +73,7 @@ type ListQuery struct {
 }
 
 const journeyColumns = `journey_id, shop_id, name, trigger_topic, steps, allow_reentry, status, enrollments, created_at, updated_at, position,
-	paused_reason, paused_at`
+	paused_reason, paused_at, version`
 
 // Journeys returns a page of a shop's journeys and the key to continue
 // from when more follow.
@@ -80,10 +92,30 @@ func (q *Queries) Journey(ctx context.Context, shop, id string) (*Journey, error
 	return &j, nil
 }
 
+// Steps returns the steps of one version of a shop's journey, as the
+// journey had them from that version's edit (version 0 means 1, the
+// version of enrollments recorded before journeys could be edited); a
+// journey or version the shop does not have is not found. The step runner
+// reads the version an enrollment entered with
+// (JourneyEnrollmentStarted.Version()).
+func (q *Queries) Steps(ctx context.Context, shop, journeyID string, version int) ([]domain.JourneyStep, error) {
+	var steps string
+	err := q.db.QueryRowContext(ctx, `SELECT steps FROM journey_versions WHERE shop_id = ? AND journey_id = ? AND version = ?`,
+		shop, journeyID, max(version, 1)).Scan(&steps)
+	if err := readmodel.FindError(err, "journey"); err != nil {
+		return nil, err
+	}
+	var out []domain.JourneyStep
+	if err := json.Unmarshal([]byte(steps), &out); err != nil {
+		return nil, fmt.Errorf("journey %s version %d steps: %w", journeyID, version, err)
+	}
+	return out, nil
+}
+
 // Enrollments returns a page of a journey's enrollments.
 func (q *Queries) Enrollments(ctx context.Context, journeyID string, lq ListQuery) ([]Enrollment, *Key, error) {
 	query, args := page(`SELECT enrollment_id, shop_id, journey_id, customer_id, status, trigger_event_id, trigger_topic,
-	enrolled_at, updated_at, position FROM journey_enrollments`, "enrollment_id",
+	enrolled_at, updated_at, position, steps_version FROM journey_enrollments`, "enrollment_id",
 		[]string{"shop_id = ?", "journey_id = ?"}, []any{lq.Shop, journeyID}, lq)
 	return list(ctx, q.db, "enrollments", scanEnrollment, query, args, lq.Limit)
 }
@@ -136,7 +168,7 @@ func scanJourney(s readmodel.Scanner) (Journey, Key, error) {
 	var steps string
 	var created, updated, pos, paused int64
 	if err := s.Scan(&j.ID, &j.ShopID, &j.Name, &j.Trigger, &steps, &j.AllowReentry, &j.Status, &j.Enrollments, &created, &updated, &pos,
-		&j.PausedReason, &paused); err != nil {
+		&j.PausedReason, &paused, &j.Version); err != nil {
 		return Journey{}, Key{}, err
 	}
 	j.CreatedAt, j.UpdatedAt, j.PausedAt = readmodel.Time(created), readmodel.Time(updated), readmodel.Time(paused)
@@ -149,7 +181,8 @@ func scanJourney(s readmodel.Scanner) (Journey, Key, error) {
 func scanEnrollment(s readmodel.Scanner) (Enrollment, Key, error) {
 	var e Enrollment
 	var enrolled, updated, pos int64
-	if err := s.Scan(&e.ID, &e.ShopID, &e.JourneyID, &e.CustomerID, &e.Status, &e.TriggerEventID, &e.TriggerTopic, &enrolled, &updated, &pos); err != nil {
+	if err := s.Scan(&e.ID, &e.ShopID, &e.JourneyID, &e.CustomerID, &e.Status, &e.TriggerEventID, &e.TriggerTopic, &enrolled, &updated, &pos,
+		&e.StepsVersion); err != nil {
 		return Enrollment{}, Key{}, err
 	}
 	e.EnrolledAt, e.UpdatedAt = readmodel.Time(enrolled), readmodel.Time(updated)

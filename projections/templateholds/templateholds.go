@@ -96,6 +96,19 @@ func fold(apply Apply) projections.TxCases {
 			}
 			return nil
 		}),
+		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.JourneyUpdated, e *projections.DecodedEvent) error {
+			// An edit may add templates; rows of templates it dropped
+			// stay, harmless: the journey decides (UsesTemplate) on its
+			// current steps.
+			for _, s := range ev.Steps {
+				if s.Type == domain.StepSendMessage && s.Channel == domain.ChannelWhatsApp && s.Template != "" {
+					if err := use(ctx, tx, ev.ShopID, s.Template, KindJourney, ev.JourneyID, int64(e.Position)); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		}),
 		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.WhatsAppTemplateStatusUpdated, e *projections.DecodedEvent) error {
 			return react(ctx, tx, &e.Event, ev, apply)
 		}),
