@@ -102,9 +102,10 @@ func mountMarketplaces(a *App, r *mux.Router, _ Middleware) {
 // mountCampaigns registers the campaigns endpoints.
 func mountCampaigns(a *App, r *mux.Router, idem Middleware) {
 	q := campaigns.NewQueries(a.Store.DB())
-	readapi.NewCampaigns(q, a.Customers, a.Auth, a.cursors, a.Runtime, time.Now).Routes(r)
-	writeapi.NewCampaigns(a.Commands, a.Auth, idem, q, TemplateApprovals{Q: messaging.NewQueries(a.Store.DB()),
-		Customers: a.Customers, SMTP: a.Config.SMTPAddr != ""}, a.Runtime).Routes(r)
+	counts := messaging.NewQueries(a.Store.DB())
+	readapi.NewCampaigns(q, a.Customers, counts, a.Auth, a.cursors, a.Runtime, time.Now).Routes(r)
+	writeapi.NewCampaigns(a.Commands, a.Auth, idem, q, TemplateApprovals{Q: counts, Customers: a.Customers, SMTP: a.Config.SMTPAddr != ""},
+		counts, a.Runtime).Routes(r)
 }
 
 // mountJourneys registers the journeys endpoints.

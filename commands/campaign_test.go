@@ -61,7 +61,8 @@ func TestCampaignCommands(t *testing.T) {
 			t.Errorf("launch: %v", err)
 		}
 	}
-	if won != 1 || streamLen(t, log, domain.CampaignStream(cam.CampaignID)) != 2 {
+	// The launch and its audience snapshot (one part: nobody to send to).
+	if won != 1 || streamLen(t, log, domain.CampaignStream(cam.CampaignID)) != 3 {
 		t.Fatalf("%d launches won, stream has %d events", won, streamLen(t, log, domain.CampaignStream(cam.CampaignID)))
 	}
 	if _, _, err := h.LaunchCampaign(ctx, commands.LaunchCampaign{ShopID: "shop_1", CampaignID: "aud_1"}, meta); domain.ErrorCode(err) != domain.CodeNotFound {

@@ -12,6 +12,7 @@ import (
 	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/httpapi"
 	"github.com/cgp-platform/cgp/projections/campaigns"
+	"github.com/cgp-platform/cgp/projections/messaging"
 )
 
 // Scopes of the audience and campaign reads. Audiences are segments of
@@ -26,6 +27,7 @@ const (
 type Campaigns struct {
 	q       *campaigns.Queries
 	counter AudienceCounter
+	counts  CampaignCounter
 	auth    *auth.Authenticator
 	cursors *httpapi.CursorCodec
 	wait    Waiter
@@ -40,8 +42,33 @@ type AudienceCounter interface {
 
 // NewCampaigns returns the audience and campaign read handlers; counter
 // sizes an audience on its single GET.
-func NewCampaigns(q *campaigns.Queries, counter AudienceCounter, a *auth.Authenticator, cursors *httpapi.CursorCodec, wait Waiter, now func() time.Time) *Campaigns {
-	return &Campaigns{q: q, counter: counter, auth: a, cursors: cursors, wait: wait, now: now}
+func NewCampaigns(q *campaigns.Queries, counter AudienceCounter, counts CampaignCounter, a *auth.Authenticator, cursors *httpapi.CursorCodec,
+	wait Waiter, now func() time.Time) *Campaigns {
+	return &Campaigns{q: q, counter: counter, counts: counts, auth: a, cursors: cursors, wait: wait, now: now}
+}
+
+// CampaignCounter reads the counts of campaigns' messages (the messaging
+// read model's).
+type CampaignCounter interface {
+	CampaignCounts(ctx context.Context, shop string, ids ...string) (map[string]messaging.CampaignCounts, error)
+}
+
+// FillCampaignCounts sets the message counts of campaigns of shop from
+// counts.
+func FillCampaignCounts(ctx context.Context, counts CampaignCounter, shop string, cs ...*campaigns.Campaign) error {
+	ids := make([]string, len(cs))
+	for i, c := range cs {
+		ids[i] = c.ID
+	}
+	got, err := counts.CampaignCounts(ctx, shop, ids...)
+	if err != nil {
+		return err
+	}
+	for _, c := range cs {
+		n := got[c.ID]
+		c.Counts = campaigns.Counts{Sent: n.Sent, Delivered: n.Delivered, Read: n.Read, Failed: n.Failed, Skipped: n.Skipped, OptedOut: n.OptedOut}
+	}
+	return nil
 }
 
 // campaignSortCreatedAt is the one sort field of the audience and campaign lists.
@@ -75,6 +102,13 @@ func (c *Campaigns) handleCampaignList(w http.ResponseWriter, r *http.Request) {
 	ServeKeyset(w, r, c.cursors, c.wait, campaigns.Name, CampaignListSpec,
 		func(params httpapi.ListParams, after *campaigns.Key) ([]httpapi.Resource, *campaigns.Key, error) {
 			rows, next, err := c.q.Campaigns(r.Context(), p.ShopID, params.Filters["status"], campaignPage(params, after))
+			ptrs := make([]*campaigns.Campaign, len(rows))
+			for i := range rows {
+				ptrs[i] = &rows[i]
+			}
+			if err == nil {
+				err = FillCampaignCounts(r.Context(), c.counts, p.ShopID, ptrs...)
+			}
 			items := make([]httpapi.Resource, len(rows))
 			for i := range rows {
 				items[i] = CampaignResource(&rows[i])

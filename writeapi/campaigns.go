@@ -55,6 +55,7 @@ type Campaigns struct {
 	auth      *auth.Authenticator
 	q         *campaigns.Queries
 	templates LaunchReads
+	counts    readapi.CampaignCounter
 	wait      readapi.Waiter
 }
 
@@ -62,8 +63,8 @@ type Campaigns struct {
 // wraps every write in Idempotency-Key handling; templates is read at
 // launch.
 func NewCampaigns(cmds *commands.Handler, a *auth.Authenticator, idem func(http.Handler) http.Handler, q *campaigns.Queries,
-	templates LaunchReads, wait readapi.Waiter) *Campaigns {
-	return &Campaigns{cmds: cmds, auth: a, idem: idem, q: q, templates: templates, wait: wait}
+	templates LaunchReads, counts readapi.CampaignCounter, wait readapi.Waiter) *Campaigns {
+	return &Campaigns{cmds: cmds, auth: a, idem: idem, q: q, templates: templates, counts: counts, wait: wait}
 }
 
 // Routes registers the audience and campaign writes.
@@ -267,8 +268,13 @@ func (c *Campaigns) templateApproved(ctx context.Context, shop, id string) (bool
 // once caught up with res (bounded), else with patch applied to it.
 func (c *Campaigns) answer(w http.ResponseWriter, r *http.Request, shop, id string, res commands.Result, patch func(*campaigns.Campaign)) {
 	readapi.ServeWritten(w, r, c.wait, campaigns.Name, res.Position, http.StatusOK,
-		func(ctx context.Context) (*campaigns.Campaign, error) { return c.q.Campaign(ctx, shop, id) },
-		patch, readapi.CampaignResource)
+		func(ctx context.Context) (*campaigns.Campaign, error) {
+			cam, err := c.q.Campaign(ctx, shop, id)
+			if err == nil {
+				err = readapi.FillCampaignCounts(ctx, c.counts, shop, cam)
+			}
+			return cam, err
+		}, patch, readapi.CampaignResource)
 }
 
 // handleCampaignPause pauses a scheduled, sending or awaiting_approval

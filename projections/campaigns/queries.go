@@ -43,14 +43,15 @@ type Campaign struct {
 	// counts are the audience's customers left out (no consent on the
 	// channel, no address for it).
 	Recipients, SkippedNoConsent, SkippedNoAddress int
-	// Counts are the outcomes of its messages so far.
+	// Counts are the outcomes of its messages so far: the messaging read
+	// model's (messaging.Queries.CampaignCounts), filled by the caller.
 	Counts Counts
 	// Pos is the log position of the CampaignCreated event.
 	Pos int64
 }
 
 // Counts are the outcomes of a campaign's messages (see
-// messaging.CampaignCounts, whose table they are read from).
+// messaging.CampaignCounts).
 type Counts struct {
 	Sent, Delivered, Read, Failed, Skipped, OptedOut int
 }
@@ -123,16 +124,11 @@ func scanAudience(s readmodel.Scanner) (Audience, error) {
 	return a, nil
 }
 
-// campaignColumns read a campaign with its message counts, which the
-// messaging projector keeps in campaign_message_counts as it folds each
-// message's outcome and status reports (its own table, read here so that
-// a campaign is one row however large its audience).
 const campaignColumns = `c.campaign_id, c.shop_id, c.name, c.audience_id, c.channel, c.template_id, c.status, c.created_at,
 	c.updated_at, c.launched_at, c.created_pos, c.paused_reason, c.paused_at, c.content, c.template_name, c.template_language,
-	c.recipients, c.skipped_no_consent, c.skipped_no_address, c.completed_at, COALESCE(n.sent, 0), COALESCE(n.delivered, 0),
-	COALESCE(n.read, 0), COALESCE(n.failed, 0), COALESCE(n.skipped, 0), COALESCE(n.opted_out, 0)`
+	c.recipients, c.skipped_no_consent, c.skipped_no_address, c.completed_at`
 
-const campaignFrom = ` FROM campaigns c LEFT JOIN campaign_message_counts n ON n.shop_id = c.shop_id AND n.campaign_id = c.campaign_id`
+const campaignFrom = ` FROM campaigns c`
 
 // Campaign returns a shop's campaign (not found for another shop's).
 func (q *Queries) Campaign(ctx context.Context, shop, id string) (*Campaign, error) {
@@ -162,10 +158,9 @@ func scanCampaign(s readmodel.Scanner) (Campaign, error) {
 	var c Campaign
 	var created, updated, launched, paused, completed int64
 	var content string
-	n := &c.Counts
 	err := s.Scan(&c.ID, &c.ShopID, &c.Name, &c.AudienceID, &c.Channel, &c.TemplateID, &c.Status, &created, &updated, &launched, &c.Pos,
 		&c.PausedReason, &paused, &content, &c.TemplateName, &c.TemplateLanguage, &c.Recipients, &c.SkippedNoConsent,
-		&c.SkippedNoAddress, &completed, &n.Sent, &n.Delivered, &n.Read, &n.Failed, &n.Skipped, &n.OptedOut)
+		&c.SkippedNoAddress, &completed)
 	if err != nil {
 		return c, err
 	}

@@ -90,9 +90,9 @@ func TestReactorPausesUsersBeforeItAndRebuildAppendsNothing(t *testing.T) {
 		return fmt.Sprint(out)
 	}
 	for stream, want := range map[string]string{
-		domain.CampaignStream(before):     "[CampaignCreated CampaignLaunched CampaignPaused]",
-		domain.CampaignStream(other):      "[CampaignCreated CampaignLaunched]",
-		domain.CampaignStream(after):      "[CampaignCreated CampaignLaunched]",
+		domain.CampaignStream(before):     "[CampaignCreated CampaignLaunched CampaignAudienceSnapshotted CampaignPaused]",
+		domain.CampaignStream(other):      "[CampaignCreated CampaignLaunched CampaignAudienceSnapshotted]",
+		domain.CampaignStream(after):      "[CampaignCreated CampaignLaunched CampaignAudienceSnapshotted]",
 		domain.JourneyStream(j.JourneyID): "[JourneyCreated JourneyPaused]",
 	} {
 		if got := types(stream); got != want {
@@ -120,8 +120,8 @@ func TestReactorPausesUsersBeforeItAndRebuildAppendsNothing(t *testing.T) {
 	must(err)
 	settle(live)
 	for stream, want := range map[string]string{
-		domain.CampaignStream(before):     "[CampaignCreated CampaignLaunched CampaignPaused CampaignResumed CampaignApprovalGranted]",
-		domain.CampaignStream(after):      "[CampaignCreated CampaignLaunched CampaignApprovalGranted]",
+		domain.CampaignStream(before):     "[CampaignCreated CampaignLaunched CampaignAudienceSnapshotted CampaignPaused CampaignResumed CampaignApprovalGranted]",
+		domain.CampaignStream(after):      "[CampaignCreated CampaignLaunched CampaignAudienceSnapshotted CampaignApprovalGranted]",
 		domain.JourneyStream(j.JourneyID): "[JourneyCreated JourneyPaused JourneyResumed]",
 	} {
 		if got := types(stream); got != want {
