@@ -11,29 +11,26 @@ import (
 // The sending side's commands: a message's outcome, and a campaign's
 // completion.
 
-// RecordMessageOutcome records what became of one message the service
-// sent (MessageSent, MessageFailed or MessageSkipped) on the message's own
-// stream. The event id derives from the message id alone, so a message has
-// one outcome: recording it again (a sender that restarted before it
-// noted the first record) returns the first record's result, whatever the
-// second says.
-type RecordMessageOutcome struct {
-	Outcome domain.MessageOutcome
+// RecordMessageOutcomes records what became of a batch of one shop's
+// messages (MessageOutcomesRecorded on the batch's own stream, appended
+// with "no stream" under an id derived from the batch's message ids): the
+// same batch recorded again (a sender retrying an append whose answer it
+// lost) is recorded once.
+type RecordMessageOutcomes struct {
+	ShopID   string
+	Outcomes []domain.MessageOutcome
 }
 
-// RecordMessageOutcome runs the command.
-func (h *Handler) RecordMessageOutcome(ctx context.Context, cmd RecordMessageOutcome, meta Meta) (Result, error) {
-	ev, err := domain.DecideOutcome(cmd.Outcome, h.now())
+// RecordMessageOutcomes runs the command.
+func (h *Handler) RecordMessageOutcomes(ctx context.Context, cmd RecordMessageOutcomes, meta Meta) (Result, error) {
+	ev, err := domain.RecordOutcomes(cmd.ShopID, cmd.Outcomes, h.now())
 	if err != nil {
 		return Result{}, err
 	}
-	ref := cmd.Outcome.Ref
-	id := eventlog.DeterministicID("message-outcome", ref.MessageID)
-	res, err := h.appendOne(ctx, ref.ShopID, domain.OutboundMessageStream(ref.MessageID), eventlog.NoStream(), id, ev, h.now(), meta)
+	id := eventlog.DeterministicID("message-outcomes", ev.BatchID)
+	res, err := h.appendOne(ctx, cmd.ShopID, domain.OutcomeBatchStream(ev.BatchID), eventlog.NoStream(), id, ev, h.now(), meta)
 	if errors.Is(err, eventlog.ErrWrongExpectedRevision) {
-		// Another outcome was recorded first (under the same id the log
-		// would have answered with its result): the first one stands.
-		return Result{ID: id.String()}, nil
+		return Result{ID: id.String()}, nil // recorded before
 	}
 	return res, err
 }

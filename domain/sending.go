@@ -8,25 +8,18 @@ import (
 )
 
 // sendingEvents lists the event types of the messages the service sends:
-// a campaign's audience snapshot and completion, and each message's
-// outcome.
+// a campaign's audience snapshot and completion, and the messages'
+// outcomes.
 func sendingEvents() []EventSpec {
 	return []EventSpec{
 		{Name: "CampaignAudienceSnapshotted", Version: 1, New: func() Event { return &CampaignAudienceSnapshotted{} }},
 		{Name: "CampaignCompleted", Version: 1, New: func() Event { return &CampaignCompleted{} }},
-		{Name: "MessageSent", Version: 1, New: func() Event { return &MessageSent{} }},
-		{Name: "MessageFailed", Version: 1, New: func() Event { return &MessageFailed{} }},
-		{Name: "MessageSkipped", Version: 1, New: func() Event { return &MessageSkipped{} }},
+		{Name: "MessageOutcomesRecorded", Version: 1, New: func() Event { return &MessageOutcomesRecorded{} }},
 	}
 }
 
 // PrefixMessage is the id prefix of a message the service sends.
 const PrefixMessage = "msg_"
-
-// OutboundMessageStream is the stream of one message the service sends:
-// its outcome, recorded once (the stream is appended with "no stream", so
-// a second outcome for the same message is refused by the log).
-func OutboundMessageStream(messageID string) string { return "outmessage-" + messageID }
 
 // CampaignMessageID is the id of the message of a campaign to one
 // customer: derived, so that a recipient of a campaign has exactly one
@@ -235,32 +228,12 @@ func (r MessageRef) check() error {
 // MessageChannels lists the channels the service sends on.
 func MessageChannels() []string { return []string{ChannelWhatsApp, ChannelEmail, ChannelSMS} }
 
-// MessageSent: the provider accepted a message (ProviderMessageID is its
-// id, which the provider's status webhooks carry). Attempt counts from 1.
-type MessageSent struct {
-	MessageRef
-	Provider          string    `json:"provider"`
-	ProviderMessageID string    `json:"provider_message_id"`
-	Attempt           int       `json:"attempt"`
-	SentAt            time.Time `json:"sent_at"`
-}
-
-// EventType implements Event.
-func (MessageSent) EventType() string { return "MessageSent" }
-
-// MessageFailed: a message could not be sent: the provider refused it for
-// good, or every attempt failed. ErrorCode is the provider's code or one
-// of package channels' codes; never a recipient or a body.
-type MessageFailed struct {
-	MessageRef
-	Provider  string    `json:"provider"`
-	ErrorCode string    `json:"error_code"`
-	Attempts  int       `json:"attempts"`
-	FailedAt  time.Time `json:"failed_at"`
-}
-
-// EventType implements Event.
-func (MessageFailed) EventType() string { return "MessageFailed" }
+// Outcomes of a message.
+const (
+	OutcomeSent    = "sent"
+	OutcomeFailed  = "failed"
+	OutcomeSkipped = "skipped"
+)
 
 // Skip reasons: the recipient withdrew consent after the snapshot, has no
 // address on the channel any more, or was erased.
@@ -270,45 +243,86 @@ const (
 	SkipErased    = "erased"
 )
 
-// MessageSkipped: a message was not sent, for Reason.
-type MessageSkipped struct {
+// MaxOutcomesPerEvent bounds a MessageOutcomesRecorded event.
+const MaxOutcomesPerEvent = 500
+
+// MessageOutcome is what became of one message: sent (accepted by the
+// provider, whose id of it the status webhooks carry), failed (refused by
+// the provider for good, or every attempt failed; ErrorCode is the
+// provider's code or one of package channels' codes, never a recipient or
+// a body) or skipped (SkipReason). Attempts counts from 1.
+type MessageOutcome struct {
 	MessageRef
-	Reason    string    `json:"reason"`
-	SkippedAt time.Time `json:"skipped_at"`
+	Outcome           string    `json:"outcome"`
+	Provider          string    `json:"provider,omitempty"`
+	ProviderMessageID string    `json:"provider_message_id,omitempty"`
+	ErrorCode         string    `json:"error_code,omitempty"`
+	SkipReason        string    `json:"skip_reason,omitempty"`
+	Attempts          int       `json:"attempts"`
+	At                time.Time `json:"at"`
+}
+
+func (o *MessageOutcome) check() error {
+	if err := o.MessageRef.check(); err != nil {
+		return err
+	}
+	o.Attempts = max(o.Attempts, 1)
+	switch {
+	case o.Outcome == OutcomeSent && o.ProviderMessageID != "" && o.ErrorCode == "" && o.SkipReason == "":
+	case o.Outcome == OutcomeFailed && o.ErrorCode != "" && o.SkipReason == "":
+		o.ProviderMessageID = ""
+	case o.Outcome == OutcomeSkipped && slices.Contains([]string{SkipNoConsent, SkipNoAddress, SkipErased}, o.SkipReason):
+		o.ProviderMessageID, o.ErrorCode, o.Provider = "", "", ""
+	default:
+		return Invalid("outcome", "an outcome is sent with the provider's id, failed with an error code, or skipped with a known reason")
+	}
+	return nil
+}
+
+// MessageOutcomesRecorded: the outcomes of a batch of one shop's
+// messages, each message recorded once. The sender records its outcomes
+// in batches, so that a campaign of a hundred thousand messages is a few
+// hundred events, not a hundred thousand; each outcome still names its
+// message, recipient and what sent it (the message log folds one row per
+// outcome).
+type MessageOutcomesRecorded struct {
+	ShopID   string           `json:"shop_id"`
+	BatchID  string           `json:"batch_id"`
+	Outcomes []MessageOutcome `json:"outcomes"`
 }
 
 // EventType implements Event.
-func (MessageSkipped) EventType() string { return "MessageSkipped" }
+func (MessageOutcomesRecorded) EventType() string { return "MessageOutcomesRecorded" }
 
-// MessageOutcome is a message's outcome as the sender reports it: exactly
-// one of Sent (with the provider and its id), ErrorCode (failed) or
-// SkipReason (skipped).
-type MessageOutcome struct {
-	Ref               MessageRef
-	Provider          string
-	ProviderMessageID string
-	ErrorCode         string
-	SkipReason        string
-	Attempts          int
-}
+// OutcomeBatchStream is the stream of one batch of outcomes: appended
+// with "no stream", so the same batch recorded twice is recorded once.
+func OutcomeBatchStream(batchID string) string { return "messageoutcomes-" + batchID }
 
-// DecideOutcome returns the event recording o.
-func DecideOutcome(o MessageOutcome, now time.Time) (Event, error) {
-	if err := o.Ref.check(); err != nil {
-		return nil, err
+// RecordOutcomes decides the record of a batch of one shop's outcomes (1
+// to MaxOutcomesPerEvent, each message once); the batch id derives from
+// the message ids, so the same batch decided again has the same id. A
+// zero At is now.
+func RecordOutcomes(shopID string, outcomes []MessageOutcome, now time.Time) (*MessageOutcomesRecorded, error) {
+	if len(outcomes) == 0 || len(outcomes) > MaxOutcomesPerEvent {
+		return nil, Invalid("outcomes", "record 1 to %d outcomes at once", MaxOutcomesPerEvent)
 	}
-	at := now.UTC()
-	switch {
-	case o.SkipReason != "":
-		if !slices.Contains([]string{SkipNoConsent, SkipNoAddress, SkipErased}, o.SkipReason) {
-			return nil, Invalid("reason", "unknown skip reason %q", o.SkipReason)
+	out := make([]MessageOutcome, len(outcomes))
+	ids := make([]string, len(outcomes))
+	seen := make(map[string]bool, len(outcomes))
+	for i, o := range outcomes {
+		if err := o.check(); err != nil {
+			return nil, err
 		}
-		return &MessageSkipped{MessageRef: o.Ref, Reason: o.SkipReason, SkippedAt: at}, nil
-	case o.ErrorCode != "":
-		return &MessageFailed{MessageRef: o.Ref, Provider: o.Provider, ErrorCode: o.ErrorCode, Attempts: max(o.Attempts, 1), FailedAt: at}, nil
-	case o.ProviderMessageID != "":
-		return &MessageSent{MessageRef: o.Ref, Provider: o.Provider, ProviderMessageID: o.ProviderMessageID, Attempt: max(o.Attempts, 1),
-			SentAt: at}, nil
+		if o.ShopID != shopID || seen[o.MessageID] {
+			return nil, Invalid("outcomes", "a batch holds one shop's messages, each once")
+		}
+		seen[o.MessageID] = true
+		if o.At.IsZero() {
+			o.At = now
+		}
+		o.At = o.At.UTC()
+		out[i], ids[i] = o, o.MessageID
 	}
-	return nil, Invalid("outcome", "an outcome is sent, failed or skipped")
+	slices.Sort(ids)
+	return &MessageOutcomesRecorded{ShopID: shopID, BatchID: hashParts(append([]string{shopID}, ids...)...), Outcomes: out}, nil
 }

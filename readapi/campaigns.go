@@ -124,9 +124,12 @@ func (c *Campaigns) handleCampaignGet(w http.ResponseWriter, r *http.Request) {
 	id := mux.Vars(r)["id"]
 	ServeOne(w, r, c.wait, campaigns.Name, p.ShopID,
 		func(ctx context.Context, shop string) (*campaigns.Campaign, error) {
-			return c.q.Campaign(ctx, shop, id)
-		},
-		CampaignResource, c.audienceRelation(p.ShopID))
+			cam, err := c.q.Campaign(ctx, shop, id)
+			if err == nil {
+				err = FillCampaignCounts(ctx, c.counts, shop, cam)
+			}
+			return cam, err
+		}, CampaignResource, c.audienceRelation(p.ShopID))
 }
 
 // audienceRelation embeds a campaign's audience (include=audience).

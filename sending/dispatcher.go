@@ -128,7 +128,10 @@ type Dispatcher struct {
 	perShop   map[string]int
 	blocked   map[string]time.Time // shop+channel → rate limited until
 	campaigns map[string]*campaign
-	wg        sync.WaitGroup
+	// unrecorded are outcomes whose record in the log failed: recorded
+	// with the next batch.
+	unrecorded []result
+	wg         sync.WaitGroup
 
 	mu     sync.Mutex
 	notify chan struct{}
@@ -163,15 +166,16 @@ type row struct {
 	attempts int
 }
 
-// result is a finished send.
+// result is a finished send: its outcome to record, or a retry.
 type result struct {
 	row row
-	// outcome is outcomeSent, outcomeFailed or outcomeSkipped once
-	// recorded in the log; "" for a retry (at retryAt, with code).
-	outcome, providerID, code string
-	retryAt                   time.Time
-	blockFor                  time.Duration
-	err                       error
+	// outcome is the message's outcome (Outcome set) once it has one;
+	// zero for a retry at retryAt (code saying why), or for a send
+	// abandoned at shutdown (code "canceled": the row stays in flight).
+	outcome  domain.MessageOutcome
+	retryAt  time.Time
+	code     string
+	blockFor time.Duration
 	// slotless: the result took no sending slot (a settled doubt).
 	slotless bool
 }
@@ -301,24 +305,19 @@ func (d *Dispatcher) settle(ctx context.Context, now time.Time) error {
 	var settled []result
 	for rows.Next() {
 		var r result
-		if err := scanRow(rows, &r.row, &r.providerID); err != nil {
+		var providerID string
+		if err := scanRow(rows, &r.row, &providerID); err != nil {
 			rows.Close()
 			return err
 		}
+		r.slotless = true
+		r.outcome = domain.MessageOutcome{MessageRef: r.row.ref, Outcome: domain.OutcomeSent, Provider: r.row.ref.Channel,
+			ProviderMessageID: providerID, Attempts: r.row.attempts, At: now}
 		settled = append(settled, r)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("read settled messages: %w", err)
-	}
-	for i := range settled {
-		r := &settled[i]
-		provider := r.row.ref.Channel
-		if _, err := d.cfg.Commands.RecordMessageOutcome(ctx, commands.RecordMessageOutcome{Outcome: domain.MessageOutcome{Ref: r.row.ref,
-			Provider: provider, ProviderMessageID: r.providerID, Attempts: r.row.attempts}}, systemMeta); err != nil {
-			return fmt.Errorf("record a settled message: %w", err)
-		}
-		r.outcome, r.slotless = outcomeSent, true
 	}
 	if len(settled) > 0 {
 		d.finish(ctx, settled)
@@ -491,7 +490,7 @@ func (d *Dispatcher) start(ctx context.Context, rows []row) error {
 			// a second (at least once: those started are sent).
 			var back []result
 			for _, r := range rs[started:] {
-				back = append(back, result{row: r, retryAt: d.cfg.Now().Add(time.Second), code: "internal", err: err})
+				back = append(back, result{row: r, retryAt: d.cfg.Now().Add(time.Second), code: "internal"})
 			}
 			d.finish(ctx, back)
 			return err
@@ -565,31 +564,37 @@ func (d *Dispatcher) send(ctx context.Context, m Message, exists bool) {
 
 func (d *Dispatcher) attempt(ctx context.Context, m Message, exists bool) result {
 	r := result{row: row{ref: m.Ref, attempts: m.Attempt}}
-	o := domain.MessageOutcome{Ref: m.Ref, Attempts: m.Attempt}
+	o := domain.MessageOutcome{MessageRef: m.Ref, Attempts: m.Attempt}
 	switch {
 	case !exists:
-		o.SkipReason = domain.SkipErased
+		o.Outcome, o.SkipReason = domain.OutcomeSkipped, domain.SkipErased
 	case m.To.Address == "":
-		o.SkipReason = domain.SkipNoAddress
+		o.Outcome, o.SkipReason = domain.OutcomeSkipped, domain.SkipNoAddress
 	case m.Ref.Intent == domain.IntentMarketing && !m.To.Consented:
-		o.SkipReason = domain.SkipNoConsent
+		o.Outcome, o.SkipReason = domain.OutcomeSkipped, domain.SkipNoConsent
 	}
-	if o.SkipReason == "" {
+	if o.Outcome == "" {
 		ch, ok := d.cfg.Channels[m.Ref.Channel]
 		if !ok {
-			o.ErrorCode = "channel_unavailable"
+			o.Outcome, o.ErrorCode = domain.OutcomeFailed, "channel_unavailable"
 		} else {
 			merge(&m)
 			sctx, cancel := context.WithTimeout(ctx, d.cfg.Timeout)
 			provider, id, err := ch.Send(sctx, m)
 			cancel()
-			o.Provider, o.ProviderMessageID = provider, id
-			if err != nil {
-				if ctx.Err() != nil {
-					// Shutting down: the row stays in flight, in doubt at
-					// the next start.
-					return result{row: r.row, code: "canceled", err: ctx.Err()}
-				}
+			o.Provider = provider
+			switch {
+			case err == nil && id == "":
+				// Accepted without an id: sent, under its own id.
+				o.Outcome, o.ProviderMessageID = domain.OutcomeSent, m.Ref.MessageID
+			case err == nil:
+				o.Outcome, o.ProviderMessageID = domain.OutcomeSent, id
+			case ctx.Err() != nil:
+				// Shutting down: the row stays in flight, in doubt at the
+				// next start.
+				r.code = "canceled"
+				return r
+			default:
 				se := channels.Classify(err)
 				if se.Code == channels.CodeRateLimited {
 					r.blockFor = max(se.RetryAfter, time.Second)
@@ -598,57 +603,78 @@ func (d *Dispatcher) attempt(ctx context.Context, m Message, exists bool) result
 					delay := max(d.cfg.Schedule[m.Attempt-1], min(se.RetryAfter, time.Hour))
 					d.cfg.Logger.Info().Str("shop_id", m.Ref.ShopID).Str("message_id", m.Ref.MessageID).Str("code", se.Code).
 						Int("attempt", m.Attempt).Msg("message send failed, retrying")
-					r.retryAt, r.code, r.err = d.cfg.Now().Add(delay), se.Code, err
+					r.retryAt, r.code = d.cfg.Now().Add(delay), se.Code
 					return r
 				}
-				o.ProviderMessageID, o.ErrorCode = "", se.Code
+				o.Outcome, o.ErrorCode = domain.OutcomeFailed, se.Code
 			}
 		}
 	}
-	if _, err := d.cfg.Commands.RecordMessageOutcome(ctx, commands.RecordMessageOutcome{Outcome: o}, systemMeta); err != nil {
-		if ctx.Err() != nil {
-			return result{row: r.row, code: "canceled", err: ctx.Err()}
-		}
-		// Sent but not recorded: the row stays in flight and is
-		// reconciled at the next start (in doubt); a skip or failure is
-		// decided again then.
-		d.cfg.Logger.Error().Err(err).Str("message_id", m.Ref.MessageID).Msg("recording a message outcome")
-		return result{row: r.row, code: "unrecorded", err: err}
-	}
-	switch {
-	case o.SkipReason != "":
-		r.outcome = outcomeSkipped
-	case o.ErrorCode != "":
-		r.outcome, r.code = outcomeFailed, o.ErrorCode
-	default:
-		r.outcome, r.providerID = outcomeSent, o.ProviderMessageID
-	}
+	o.At = d.cfg.Now()
+	r.outcome = o
 	return r
 }
 
-// finish writes a batch of results (done, or queued again for a retry),
-// frees their slots and completes the campaigns they finished.
+// finish records a batch of results: the outcomes in the log (one event
+// per shop and up to domain.MaxOutcomesPerEvent outcomes), then the rows
+// done or queued again for a retry in the store; it frees their slots and
+// completes the campaigns they finished. Outcomes whose record failed
+// keep their slots and are recorded again with the next batch (the sends
+// are never made again for them).
 func (d *Dispatcher) finish(ctx context.Context, batch []result) {
 	now := d.cfg.Now()
-	campaigns := map[string]string{}
-	for _, r := range batch {
-		if r.code == "canceled" || r.code == "unrecorded" || r.outcome != "" || !r.retryAt.IsZero() {
-			if r.row.ref.CampaignID != "" {
-				campaigns[r.row.ref.CampaignID] = r.row.ref.ShopID
-			}
+	batch = append(d.unrecorded, batch...)
+	d.unrecorded = nil
+	byShop := map[string][]int{}
+	for i, r := range batch {
+		if r.outcome.Outcome != "" {
+			byShop[r.row.ref.ShopID] = append(byShop[r.row.ref.ShopID], i)
 		}
 		if r.blockFor > 0 {
 			d.blocked[r.row.ref.ShopID+" "+r.row.ref.Channel] = now.Add(r.blockFor)
 		}
 	}
+	failed := map[int]bool{}
+	for shop, idx := range byShop {
+		for len(idx) > 0 {
+			n := min(len(idx), domain.MaxOutcomesPerEvent)
+			part := idx[:n]
+			idx = idx[n:]
+			outcomes := make([]domain.MessageOutcome, len(part))
+			for k, i := range part {
+				outcomes[k] = batch[i].outcome
+			}
+			if _, err := d.cfg.Commands.RecordMessageOutcomes(ctx, commands.RecordMessageOutcomes{ShopID: shop, Outcomes: outcomes},
+				systemMeta); err != nil {
+				if ctx.Err() == nil {
+					d.cfg.Logger.Error().Err(err).Str("shop_id", shop).Int("outcomes", n).Msg("recording message outcomes")
+				}
+				for _, i := range part {
+					failed[i] = true
+				}
+			}
+		}
+	}
+	campaigns := map[string]string{}
+	var written []result
+	for i, r := range batch {
+		if failed[i] {
+			d.unrecorded = append(d.unrecorded, r)
+			continue
+		}
+		written = append(written, r)
+		if r.row.ref.CampaignID != "" {
+			campaigns[r.row.ref.CampaignID] = r.row.ref.ShopID
+		}
+	}
 	err := d.cfg.Write(ctx, func(tx *sql.Tx) error {
-		for _, r := range batch {
+		for _, r := range written {
 			var err error
 			switch {
-			case r.outcome != "":
+			case r.outcome.Outcome != "":
 				_, err = tx.ExecContext(ctx, `UPDATE snd_outbox SET state = ?, outcome = ?, last_error = ?,
 					provider_message_id = CASE WHEN ? <> '' THEN ? ELSE provider_message_id END WHERE message_id = ?`,
-					StateDone, r.outcome, r.code, r.providerID, r.providerID, r.row.ref.MessageID)
+					StateDone, r.outcome.Outcome, r.outcome.ErrorCode, r.outcome.ProviderMessageID, r.outcome.ProviderMessageID, r.row.ref.MessageID)
 			case !r.retryAt.IsZero():
 				_, err = tx.ExecContext(ctx, `UPDATE snd_outbox SET state = `+requeued+`, due_at = ?, last_error = ? WHERE message_id = ? AND state = ?`,
 					r.retryAt.UnixMicro(), r.code, r.row.ref.MessageID, StateInFlight)
@@ -659,7 +685,7 @@ func (d *Dispatcher) finish(ctx context.Context, batch []result) {
 		}
 		return nil
 	})
-	for _, r := range batch {
+	for _, r := range written {
 		if r.slotless {
 			continue
 		}
@@ -670,8 +696,10 @@ func (d *Dispatcher) finish(ctx context.Context, batch []result) {
 		d.sending--
 	}
 	if err != nil {
+		// The outcomes are in the log: the outbox reactor marks their rows
+		// done; a retry's row stays in flight until the next start.
 		if ctx.Err() == nil {
-			d.cfg.Logger.Error().Err(err).Int("results", len(batch)).Msg("recording sends")
+			d.cfg.Logger.Error().Err(err).Int("results", len(written)).Msg("recording sends")
 		}
 		return
 	}

@@ -1,9 +1,9 @@
 // Package sending sends the messages the service speaks with: every
 // campaign's message to each recipient of its audience snapshot (and, as
 // they come, journeys' steps and the built-in flows), through one port per
-// channel (WhatsApp Cloud API, e-mail over SMTP, SMS), and records each
-// message's outcome as an event (MessageSent, MessageFailed,
-// MessageSkipped) on the message's own stream.
+// channel (WhatsApp Cloud API, e-mail over SMTP, SMS), and records the
+// messages' outcomes (sent, failed, skipped) as events, in batches
+// (MessageOutcomesRecorded).
 //
 // It owns its store (sending.db in the data directory) with its own
 // projection runtime, so a replay of the read models never touches it:
@@ -16,9 +16,10 @@
 // the commands, retries retryable failures with backoff, and completes a
 // campaign once every recipient has an outcome.
 //
-// Exactly once: a row is marked in flight (committed) before its send; a
-// message's outcome is appended with "no stream" under an id derived from
-// the message id, so it is recorded once. After a crash, a row left in
+// Exactly once: a row is marked in flight (committed) before its send;
+// the outcomes are appended in batches with "no stream" under an id
+// derived from their message ids, so a batch is recorded once, and the
+// outbox reactor marks their rows done from the log. After a crash, a row left in
 // flight is in doubt: an e-mail or SMS is sent again (an SMTP relay that
 // accepted the data before the crash may deliver twice; the Message-ID is
 // the same, by which mail systems drop the duplicate); a WhatsApp message

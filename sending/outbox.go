@@ -113,14 +113,13 @@ func outboxProjector(codec *envelope.Codec, now func() int64, committed func()) 
 		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.CampaignCompleted, _ *projections.DecodedEvent) error {
 			return setStatus(ctx, tx, ev.CampaignID, domain.CampaignStatusCompleted, now())
 		}),
-		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.MessageSent, _ *projections.DecodedEvent) error {
-			return done(ctx, tx, ev.MessageID, outcomeSent, ev.ProviderMessageID)
-		}),
-		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.MessageFailed, _ *projections.DecodedEvent) error {
-			return done(ctx, tx, ev.MessageID, outcomeFailed, "")
-		}),
-		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.MessageSkipped, _ *projections.DecodedEvent) error {
-			return done(ctx, tx, ev.MessageID, outcomeSkipped, "")
+		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.MessageOutcomesRecorded, _ *projections.DecodedEvent) error {
+			for _, o := range ev.Outcomes {
+				if err := done(ctx, tx, o.MessageID, o.Outcome, o.ProviderMessageID); err != nil {
+					return err
+				}
+			}
+			return nil
 		}),
 		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.MessageStatusReported, _ *projections.DecodedEvent) error {
 			// A status carrying back a message id settles that message if
@@ -145,11 +144,11 @@ func outboxProjector(codec *envelope.Codec, now func() int64, committed func()) 
 	}
 }
 
-// Outcomes of a done row.
+// Outcomes of a done row: domain.OutcomeSent, OutcomeFailed, OutcomeSkipped.
 const (
-	outcomeSent    = "sent"
-	outcomeFailed  = "failed"
-	outcomeSkipped = "skipped"
+	outcomeSent    = domain.OutcomeSent
+	outcomeFailed  = domain.OutcomeFailed
+	outcomeSkipped = domain.OutcomeSkipped
 )
 
 func exec(ctx context.Context, tx *sql.Tx, query string, args ...any) error {

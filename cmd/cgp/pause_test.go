@@ -111,7 +111,7 @@ func TestPauseResumeEndToEnd(t *testing.T) {
 	template("template_rejected", 1751247548)
 	// One customer, who consented to e-mail (its platform state) and to
 	// WhatsApp (an API decision).
-	cr := s.webhook(t, wt.tenant, "customers/create", "pause-c-1", consentCustomer(4242, "held@example.com", "subscribed", "not_subscribed"))
+	cr := s.webhook(t, wt.tenant, "customers/create", "pause-c-1", stateCustomer(4242, "held@example.com", "subscribed", "not_subscribed"))
 	if cr.status != http.StatusOK {
 		t.Fatalf("customers/create: %d %s", cr.status, cr.body)
 	}

@@ -80,7 +80,7 @@ func TestCampaignSurvivesSIGKILLSendingNoOneTwiceAndNoOneNever(t *testing.T) {
 	// 1,000 customers who opted in to WhatsApp.
 	parallel(t, total, func(i int) error {
 		r := s.webhook(t, tn, "customers/create", fmt.Sprintf("kill-c-%d", i),
-			consentCustomer(int64(20000+i), fmt.Sprintf("k%d@example.com", i), "not_subscribed", "not_subscribed"))
+			stateCustomer(int64(20000+i), fmt.Sprintf("k%d@example.com", i), "not_subscribed", "not_subscribed"))
 		if r.status != http.StatusOK {
 			return fmt.Errorf("customers/create: %d %s", r.status, r.body)
 		}
@@ -122,7 +122,7 @@ func TestCampaignSurvivesSIGKILLSendingNoOneTwiceAndNoOneNever(t *testing.T) {
 	base.Store(p2.base)
 	s2 := &testServer{t: t, base: p2.base}
 	c2 := catalogClient{t: t, s: s2, v: v, token: tn.token}
-	a := waitCampaign(c2, id, "the campaign completes after the restart", func(a map[string]any) bool { return a["status"] == "completed" })
+	a := waitCampaign(c2, id, "the campaign completes after the restart", completedAndCounted)
 	got := map[string]int{}
 	for _, m := range api.Sent() {
 		got[m.To]++

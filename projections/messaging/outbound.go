@@ -10,9 +10,9 @@ import (
 	"github.com/cgp-platform/cgp/eventlog"
 )
 
-// The messages the service sends: each outcome (MessageSent,
-// MessageFailed, MessageSkipped) is a message_log row under the service's
-// own message id, with what sent it; the provider's status reports land
+// The messages the service sends: each outcome of a
+// MessageOutcomesRecorded (sent, failed, skipped) is a message_log row
+// under the service's own message id, with what sent it; the provider's status reports land
 // on it by the provider's message id; each campaign's counts are kept as
 // the rows change, so reading them costs one row whatever the audience.
 
@@ -140,28 +140,36 @@ func insertOutcome(ctx context.Context, tx *sql.Tx, ref domain.MessageRef, o out
 	return bump(ctx, tx, ref.ShopID, ref.CampaignID, d)
 }
 
-// applySent records a sent message. Statuses the provider reported
-// before the sent message was recorded were kept under the provider's id:
-// that row is folded into the message's and removed.
-func applySent(ctx context.Context, tx *sql.Tx, ev *domain.MessageSent, pos eventlog.Position) error {
-	o := outcomeRow{status: domain.MessageStatusSent, provider: ev.Provider, providerID: ev.ProviderMessageID, sentAt: ev.SentAt.UnixMicro()}
+// applyOutcome records a message's outcome. Statuses the provider
+// reported before a sent message was recorded were kept under the
+// provider's id: that row is folded into the message's and removed.
+func applyOutcome(ctx context.Context, tx *sql.Tx, o *domain.MessageOutcome, pos eventlog.Position) error {
+	at := o.At.UnixMicro()
+	switch o.Outcome {
+	case domain.OutcomeFailed:
+		return insertOutcome(ctx, tx, o.MessageRef, outcomeRow{status: domain.MessageStatusFailed, provider: o.Provider,
+			failedAt: at, code: o.ErrorCode}, pos)
+	case domain.OutcomeSkipped:
+		return insertOutcome(ctx, tx, o.MessageRef, outcomeRow{status: StatusSkipped, skippedAt: at, reason: o.SkipReason}, pos)
+	}
+	row := outcomeRow{status: domain.MessageStatusSent, provider: o.Provider, providerID: o.ProviderMessageID, sentAt: at}
 	var exists int
-	err := tx.QueryRowContext(ctx, `SELECT 1 FROM message_log WHERE shop_id = ? AND message_id = ?`, ev.ShopID, ev.MessageID).Scan(&exists)
+	err := tx.QueryRowContext(ctx, `SELECT 1 FROM message_log WHERE shop_id = ? AND message_id = ?`, o.ShopID, o.MessageID).Scan(&exists)
 	if err == nil {
 		return nil // applied already
 	}
 	if !errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("find message: %w", err)
 	}
-	if ev.ProviderMessageID != "" && ev.ProviderMessageID != ev.MessageID {
+	if o.ProviderMessageID != "" && o.ProviderMessageID != o.MessageID {
 		err := tx.QueryRowContext(ctx, `DELETE FROM message_log WHERE shop_id = ? AND message_id = ? AND channel = ''
-			RETURNING delivered_at, opened_at, failed_at, error_code, error_title`, ev.ShopID, ev.ProviderMessageID).
-			Scan(&o.delivered, &o.opened, &o.failed, &o.carriedCode, &o.carriedTitle)
+			RETURNING delivered_at, opened_at, failed_at, error_code, error_title`, o.ShopID, o.ProviderMessageID).
+			Scan(&row.delivered, &row.opened, &row.failed, &row.carriedCode, &row.carriedTitle)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("fold earlier statuses: %w", err)
 		}
 	}
-	return insertOutcome(ctx, tx, ev.MessageRef, o, pos)
+	return insertOutcome(ctx, tx, o.MessageRef, row, pos)
 }
 
 // applyOwnStatus lands a status report on the message the service sent

@@ -178,16 +178,13 @@ var cases = projections.NewTxCases(
 		}
 		return applyStatus(ctx, tx, ev, pos)
 	}),
-	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.MessageSent, e *projections.DecodedEvent) error {
-		return applySent(ctx, tx, ev, e.Position)
-	}),
-	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.MessageFailed, e *projections.DecodedEvent) error {
-		return insertOutcome(ctx, tx, ev.MessageRef, outcomeRow{status: domain.MessageStatusFailed, provider: ev.Provider,
-			failedAt: ev.FailedAt.UnixMicro(), code: ev.ErrorCode}, e.Position)
-	}),
-	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.MessageSkipped, e *projections.DecodedEvent) error {
-		return insertOutcome(ctx, tx, ev.MessageRef, outcomeRow{status: StatusSkipped, skippedAt: ev.SkippedAt.UnixMicro(),
-			reason: ev.Reason}, e.Position)
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.MessageOutcomesRecorded, e *projections.DecodedEvent) error {
+		for i := range ev.Outcomes {
+			if err := applyOutcome(ctx, tx, &ev.Outcomes[i], e.Position); err != nil {
+				return err
+			}
+		}
+		return nil
 	}),
 	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.WhatsAppTemplateStatusUpdated, e *projections.DecodedEvent) error {
 		pos := e.Position
