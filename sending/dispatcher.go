@@ -76,8 +76,8 @@ type DispatcherConfig struct {
 	// without one fails with code channel_unavailable.
 	Channels map[string]Channel
 	Logger   zerolog.Logger
-	// Concurrency bounds the sends under way (64); PerShop bounds one
-	// shop's (16), so that one shop's slow provider holds at most that
+	// Concurrency bounds the sends under way (128); PerShop bounds one
+	// shop's (64), so that one shop's slow provider holds at most that
 	// many.
 	Concurrency, PerShop int
 	// Schedule is the delay before each retry of a retryable failure
@@ -89,15 +89,18 @@ type DispatcherConfig struct {
 	ReconcileWindow time.Duration
 	// Timeout bounds one send (30 s).
 	Timeout time.Duration
+	// FlushAfter is the longest a finished send waits to be recorded with
+	// others (25 ms).
+	FlushAfter time.Duration
 	Now     func() time.Time
 }
 
 func (c *DispatcherConfig) setDefaults() {
 	if c.Concurrency <= 0 {
-		c.Concurrency = 64
+		c.Concurrency = 128
 	}
 	if c.PerShop <= 0 {
-		c.PerShop = 16
+		c.PerShop = 64
 	}
 	if len(c.Schedule) == 0 {
 		c.Schedule = []time.Duration{30 * time.Second, 2 * time.Minute, 10 * time.Minute, time.Hour, 6 * time.Hour}
@@ -107,6 +110,9 @@ func (c *DispatcherConfig) setDefaults() {
 	}
 	if c.Timeout <= 0 {
 		c.Timeout = 30 * time.Second
+	}
+	if c.FlushAfter <= 0 {
+		c.FlushAfter = 25 * time.Millisecond
 	}
 	if c.Now == nil {
 		c.Now = time.Now
@@ -197,37 +203,59 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	}
 	timer := time.NewTimer(0)
 	defer timer.Stop()
+	// Finished sends are recorded in batches: when flushAt are waiting,
+	// when the oldest has waited FlushAfter, or when no other send is
+	// under way. Claims are made when a quarter of the slots are free (or
+	// a due time, a wake or the timer comes): few, large transactions.
+	flushAt := max(d.cfg.Concurrency/2, 1)
+	var pending []result
+	var firstPending time.Time
+	next, dispatchNow := time.Time{}, true
 	for {
-		next, err := d.dispatch(ctx)
-		if err != nil && ctx.Err() == nil {
-			d.cfg.Logger.Warn().Err(err).Msg("message dispatch")
-			next = d.cfg.Now().Add(time.Second)
+		if dispatchNow || d.cfg.Concurrency-d.sending >= max(d.cfg.Concurrency/4, 1) {
+			n, err := d.dispatch(ctx)
+			if err != nil && ctx.Err() == nil {
+				d.cfg.Logger.Warn().Err(err).Msg("message dispatch")
+				n = d.cfg.Now().Add(time.Second)
+			}
+			next, dispatchNow = n, false
 		}
 		wait := time.Second
 		if !next.IsZero() {
 			wait = min(max(next.Sub(d.cfg.Now()), time.Millisecond), time.Second)
 		}
+		if len(pending) > 0 {
+			wait = min(wait, max(d.cfg.FlushAfter-time.Since(firstPending), 0))
+		}
 		timer.Reset(wait)
-		var batch []result
 		select {
 		case <-ctx.Done():
+			if len(pending) > 0 {
+				d.finish(context.WithoutCancel(ctx), pending)
+			}
 			return nil
 		case <-d.wake:
+			dispatchNow = true
 		case <-timer.C:
+			dispatchNow = true
 		case r := <-d.results:
-			batch = append(batch, r)
+			if len(pending) == 0 {
+				firstPending = time.Now()
+			}
+			pending = append(pending, r)
 		drain:
 			for {
 				select {
 				case r := <-d.results:
-					batch = append(batch, r)
+					pending = append(pending, r)
 				default:
 					break drain
 				}
 			}
 		}
-		if len(batch) > 0 {
-			d.finish(ctx, batch)
+		if len(pending) > 0 && (len(pending) >= flushAt || time.Since(firstPending) >= d.cfg.FlushAfter || len(pending) >= d.sending) {
+			d.finish(ctx, pending)
+			pending = nil
 		}
 		if !timer.Stop() {
 			select {
