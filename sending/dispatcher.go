@@ -92,7 +92,7 @@ type DispatcherConfig struct {
 	// FlushAfter is the longest a finished send waits to be recorded with
 	// others (25 ms).
 	FlushAfter time.Duration
-	Now     func() time.Time
+	Now        func() time.Time
 }
 
 func (c *DispatcherConfig) setDefaults() {
