@@ -53,3 +53,17 @@ func (h *Handler) CompleteCampaign(ctx context.Context, cmd CompleteCampaign, me
 			return decision{events: []domain.Event{ev}}, nil
 		}, meta)
 }
+
+// RecordSendingLimit records a WhatsApp number's new daily allowance after
+// a quality event (WhatsAppSendingLimitChanged on the number's stream),
+// once per quality event.
+type RecordSendingLimit struct {
+	ShopID, DisplayPhoneNumber, Tier, Rating, QualityEventID string
+}
+
+// RecordSendingLimit runs the command.
+func (h *Handler) RecordSendingLimit(ctx context.Context, cmd RecordSendingLimit, meta Meta) (Result, error) {
+	ev := domain.NewSendingLimitChange(cmd.ShopID, cmd.DisplayPhoneNumber, cmd.Tier, cmd.Rating, cmd.QualityEventID, h.now())
+	id := eventlog.DeterministicID("sending-limit", cmd.ShopID, cmd.QualityEventID)
+	return h.appendOne(ctx, cmd.ShopID, domain.WhatsAppNumberStream(cmd.ShopID, cmd.DisplayPhoneNumber), eventlog.Any(), id, ev, h.now(), meta)
+}

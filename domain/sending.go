@@ -15,6 +15,7 @@ func sendingEvents() []EventSpec {
 		{Name: "CampaignAudienceSnapshotted", Version: 1, New: func() Event { return &CampaignAudienceSnapshotted{} }},
 		{Name: "CampaignCompleted", Version: 1, New: func() Event { return &CampaignCompleted{} }},
 		{Name: "MessageOutcomesRecorded", Version: 1, New: func() Event { return &MessageOutcomesRecorded{} }},
+		{Name: "WhatsAppSendingLimitChanged", Version: 1, New: func() Event { return &WhatsAppSendingLimitChanged{} }},
 	}
 }
 
@@ -325,4 +326,89 @@ func RecordOutcomes(shopID string, outcomes []MessageOutcome, now time.Time) (*M
 	}
 	slices.Sort(ids)
 	return &MessageOutcomesRecorded{ShopID: shopID, BatchID: hashParts(append([]string{shopID}, ids...)...), Outcomes: out}, nil
+}
+
+// WhatsApp messaging tiers: the business-initiated conversations a number
+// may open in a rolling 24 hours (0: unlimited).
+var whatsAppTiers = map[string]int{
+	"TIER_50": 50, "TIER_250": 250, "TIER_1K": 1000, "TIER_2K": 2000, "TIER_10K": 10000, "TIER_100K": 100000, "TIER_UNLIMITED": 0,
+}
+
+// Quality factors of the daily limit: GREEN (and a rating not known yet)
+// sends the tier's full allowance, YELLOW half of it, RED nothing.
+const (
+	QualityFactorYellow = 0.5
+)
+
+// SendingLimit is the daily allowance of a WhatsApp number: Limit
+// messages in a rolling 24 hours, or no limit of ours when Unlimited (the
+// tier is unlimited or not known yet: the platform's own limits apply).
+type SendingLimit struct {
+	Tier, Rating string
+	Limit        int
+	Unlimited    bool
+	Factor       float64
+}
+
+// WhatsAppSendingLimit is the allowance of a number of tier and quality
+// rating: the tier's limit times the quality factor (rounded down, at
+// least 1 unless RED).
+func WhatsAppSendingLimit(tier, rating string) SendingLimit {
+	l := SendingLimit{Tier: tier, Rating: rating, Factor: 1}
+	switch rating {
+	case QualityYellow:
+		l.Factor = QualityFactorYellow
+	case QualityRed:
+		l.Factor = 0
+	}
+	n, known := whatsAppTiers[tier]
+	switch {
+	case l.Factor == 0:
+		l.Limit = 0
+	case !known || n == 0:
+		l.Unlimited = true
+	default:
+		l.Limit = max(int(float64(n)*l.Factor), 1)
+	}
+	return l
+}
+
+// Alert severities (the specification's P1 to P3).
+const (
+	SeverityP1 = "P1"
+	SeverityP2 = "P2"
+)
+
+// WhatsAppSendingLimitChanged: a number's quality or tier changed its
+// daily sending allowance. YELLOW throttles it (a P2 alert: the merchant
+// is to investigate), RED stops sending on it (P1), GREEN restores it (no
+// severity). QualityEventID is the quality event it follows from.
+type WhatsAppSendingLimitChanged struct {
+	ShopID             string    `json:"shop_id"`
+	DisplayPhoneNumber string    `json:"display_phone_number"`
+	QualityRating      string    `json:"quality_rating"`
+	Tier               string    `json:"tier"`
+	DailyLimit         int       `json:"daily_limit"`
+	Unlimited          bool      `json:"unlimited"`
+	Factor             float64   `json:"factor"`
+	Severity           string    `json:"severity,omitempty"`
+	QualityEventID     string    `json:"quality_event_id"`
+	ChangedAt          time.Time `json:"changed_at"`
+}
+
+// EventType implements Event.
+func (WhatsAppSendingLimitChanged) EventType() string { return "WhatsAppSendingLimitChanged" }
+
+// NewSendingLimitChange decides the event of a number's new allowance.
+func NewSendingLimitChange(shopID, display, tier, rating, qualityEventID string, now time.Time) *WhatsAppSendingLimitChanged {
+	l := WhatsAppSendingLimit(tier, rating)
+	ev := &WhatsAppSendingLimitChanged{ShopID: shopID, DisplayPhoneNumber: display, QualityRating: rating, Tier: tier,
+		DailyLimit: l.Limit, Unlimited: l.Unlimited, Factor: l.Factor, QualityEventID: qualityEventID, ChangedAt: now.UTC()}
+	switch rating {
+	case QualityYellow:
+		ev.Severity = SeverityP2
+	case QualityRed:
+		ev.Severity = SeverityP1
+	}
+	return ev
 }

@@ -130,10 +130,13 @@ type Dispatcher struct {
 	// results carries finished sends to the loop.
 	results chan result
 	// Loop state (only the Run goroutine touches it).
-	sending   int
-	perShop   map[string]int
-	blocked   map[string]time.Time // shop+channel → rate limited until
-	campaigns map[string]*campaign
+	sending int
+	perShop map[string]int
+	// whatsAppInFlight counts each shop's WhatsApp sends under way (they
+	// count against the number's daily allowance).
+	whatsAppInFlight map[string]int
+	blocked          map[string]time.Time // shop+channel → rate limited until
+	campaigns        map[string]*campaign
 	// unrecorded are outcomes whose record in the log failed: recorded
 	// with the next batch.
 	unrecorded []result
@@ -147,7 +150,7 @@ type Dispatcher struct {
 func NewDispatcher(cfg DispatcherConfig) *Dispatcher {
 	cfg.setDefaults()
 	return &Dispatcher{cfg: cfg, wake: make(chan struct{}, 1), results: make(chan result, cfg.Concurrency),
-		perShop: map[string]int{}, blocked: map[string]time.Time{}, campaigns: map[string]*campaign{}, notify: make(chan struct{})}
+		perShop: map[string]int{}, whatsAppInFlight: map[string]int{}, blocked: map[string]time.Time{}, campaigns: map[string]*campaign{}, notify: make(chan struct{})}
 }
 
 // Wake makes the dispatcher look for due messages now.
@@ -292,6 +295,9 @@ func (d *Dispatcher) dispatch(ctx context.Context) (time.Time, error) {
 	if err := d.settle(ctx, now); err != nil {
 		return time.Time{}, err
 	}
+	if err := d.announce(ctx); err != nil {
+		return time.Time{}, err
+	}
 	free := d.cfg.Concurrency - d.sending
 	if free > 0 {
 		rows, err := d.claim(ctx, now, free)
@@ -394,18 +400,41 @@ func (d *Dispatcher) claim(ctx context.Context, now time.Time, free int) ([]row,
 			if err != nil {
 				return nil, err
 			}
+			allowance, err := d.whatsAppAllowance(ctx, shop, now)
+			if err != nil {
+				return nil, err
+			}
 			var kept []row
+			deferred := map[string]time.Time{}
 			for _, r := range rows {
 				if until, ok := d.blocked[shop+" "+r.ref.Channel]; ok && now.Before(until) {
+					deferred[r.ref.Channel] = until
 					continue
 				}
+				if r.ref.Channel == domain.ChannelWhatsApp && allowance.left >= 0 {
+					if allowance.left == 0 {
+						deferred[r.ref.Channel] = allowance.frees
+						continue
+					}
+					allowance.left--
+				}
 				kept = append(kept, r)
+			}
+			for ch, until := range deferred {
+				if err := d.deferChannel(ctx, shop, ch, until); err != nil {
+					return nil, err
+				}
 			}
 			if len(kept) == 0 {
 				continue
 			}
 			if err := d.markInFlight(ctx, kept); err != nil {
 				return nil, err
+			}
+			for _, r := range kept {
+				if r.ref.Channel == domain.ChannelWhatsApp {
+					d.whatsAppInFlight[shop]++
+				}
 			}
 			d.perShop[shop] += len(kept)
 			d.sending += len(kept)
@@ -418,6 +447,102 @@ func (d *Dispatcher) claim(ctx context.Context, now time.Time, free int) ([]row,
 		shops = more
 	}
 	return out, nil
+}
+
+// allowance is what a shop's WhatsApp number may still send now: left
+// messages (-1: no limit of ours) and, when none, the time one frees.
+type allowance struct {
+	left  int
+	frees time.Time
+}
+
+// whatsAppAllowance is the shop's WhatsApp allowance now: its number's
+// daily limit (tier × quality factor) less what it sent in the last 24
+// hours and what is under way. With no limit known, -1.
+func (d *Dispatcher) whatsAppAllowance(ctx context.Context, shop string, now time.Time) (allowance, error) {
+	var tier, rating string
+	err := d.cfg.DB.QueryRowContext(ctx, `SELECT tier, rating FROM snd_numbers WHERE shop_id = ?`, shop).Scan(&tier, &rating)
+	if errors.Is(err, sql.ErrNoRows) {
+		return allowance{left: -1}, nil
+	}
+	if err != nil {
+		return allowance{}, fmt.Errorf("sending number of %s: %w", shop, err)
+	}
+	l := domain.WhatsAppSendingLimit(tier, rating)
+	if l.Unlimited {
+		return allowance{left: -1}, nil
+	}
+	since := now.Add(-24 * time.Hour).UnixMicro()
+	var sent int
+	var oldest sql.NullInt64
+	if err := d.cfg.DB.QueryRowContext(ctx, `SELECT COUNT(*), MIN(sent_at) FROM snd_outbox
+		WHERE shop_id = ? AND channel = 'whatsapp' AND outcome = 'sent' AND sent_at > ?`, shop, since).Scan(&sent, &oldest); err != nil {
+		return allowance{}, fmt.Errorf("messages sent by %s: %w", shop, err)
+	}
+	a := allowance{left: max(l.Limit-sent-d.whatsAppInFlight[shop], 0)}
+	switch {
+	case a.left > 0:
+	case l.Limit == 0 || !oldest.Valid:
+		// RED, or the allowance is held by sends under way: looked at
+		// again in a while (a quality event looks again at once).
+		a.frees = now.Add(time.Hour)
+		if l.Limit > 0 {
+			a.frees = now.Add(time.Second)
+		}
+	default:
+		a.frees = time.UnixMicro(oldest.Int64).Add(24 * time.Hour)
+	}
+	return a, nil
+}
+
+// deferChannel makes a shop's queued messages of channel due at until at
+// the earliest (its allowance is spent, or its provider asked to wait).
+func (d *Dispatcher) deferChannel(ctx context.Context, shop, channel string, until time.Time) error {
+	return d.cfg.Write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE snd_outbox SET due_at = ? WHERE state = 'queued' AND shop_id = ? AND channel = ? AND due_at < ?`,
+			until.UnixMicro(), shop, channel, until.UnixMicro())
+		if err != nil {
+			return fmt.Errorf("defer the messages of %s: %w", shop, err)
+		}
+		return nil
+	})
+}
+
+// announce records the new allowance of each number whose quality event
+// was not announced yet (WhatsAppSendingLimitChanged: YELLOW's P2 alert,
+// RED's P1).
+func (d *Dispatcher) announce(ctx context.Context) error {
+	rows, err := d.cfg.DB.QueryContext(ctx, `SELECT shop_id, display_phone_number, tier, rating, event_id FROM snd_numbers
+		WHERE announced <> event_id`)
+	if err != nil {
+		return fmt.Errorf("numbers to announce: %w", err)
+	}
+	var cmds []commands.RecordSendingLimit
+	for rows.Next() {
+		var c commands.RecordSendingLimit
+		if err := rows.Scan(&c.ShopID, &c.DisplayPhoneNumber, &c.Tier, &c.Rating, &c.QualityEventID); err != nil {
+			rows.Close()
+			return fmt.Errorf("numbers to announce: %w", err)
+		}
+		cmds = append(cmds, c)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("numbers to announce: %w", err)
+	}
+	for _, c := range cmds {
+		if _, err := d.cfg.Commands.RecordSendingLimit(ctx, c, systemMeta); err != nil {
+			return err
+		}
+		if err := d.cfg.Write(ctx, func(tx *sql.Tx) error {
+			_, err := tx.ExecContext(ctx, `UPDATE snd_numbers SET announced = ? WHERE shop_id = ? AND event_id = ?`,
+				c.QualityEventID, c.ShopID, c.QualityEventID)
+			return err
+		}); err != nil {
+			return fmt.Errorf("announce a sending limit: %w", err)
+		}
+	}
+	return nil
 }
 
 // dueShops lists the shops with a message due.
@@ -700,9 +825,10 @@ func (d *Dispatcher) finish(ctx context.Context, batch []result) {
 			var err error
 			switch {
 			case r.outcome.Outcome != "":
-				_, err = tx.ExecContext(ctx, `UPDATE snd_outbox SET state = ?, outcome = ?, last_error = ?,
+				_, err = tx.ExecContext(ctx, `UPDATE snd_outbox SET state = ?, outcome = ?, last_error = ?, sent_at = ?,
 					provider_message_id = CASE WHEN ? <> '' THEN ? ELSE provider_message_id END WHERE message_id = ?`,
-					StateDone, r.outcome.Outcome, r.outcome.ErrorCode, r.outcome.ProviderMessageID, r.outcome.ProviderMessageID, r.row.ref.MessageID)
+					StateDone, r.outcome.Outcome, r.outcome.ErrorCode, r.outcome.At.UnixMicro(), r.outcome.ProviderMessageID,
+					r.outcome.ProviderMessageID, r.row.ref.MessageID)
 			case !r.retryAt.IsZero():
 				_, err = tx.ExecContext(ctx, `UPDATE snd_outbox SET state = `+requeued+`, due_at = ?, last_error = ? WHERE message_id = ? AND state = ?`,
 					r.retryAt.UnixMicro(), r.code, r.row.ref.MessageID, StateInFlight)
@@ -720,6 +846,12 @@ func (d *Dispatcher) finish(ctx context.Context, batch []result) {
 		d.perShop[r.row.ref.ShopID]--
 		if d.perShop[r.row.ref.ShopID] <= 0 {
 			delete(d.perShop, r.row.ref.ShopID)
+		}
+		if r.row.ref.Channel == domain.ChannelWhatsApp {
+			d.whatsAppInFlight[r.row.ref.ShopID]--
+			if d.whatsAppInFlight[r.row.ref.ShopID] <= 0 {
+				delete(d.whatsAppInFlight, r.row.ref.ShopID)
+			}
 		}
 		d.sending--
 	}

@@ -75,6 +75,20 @@ CREATE INDEX snd_outbox_in_flight ON snd_outbox (state) WHERE state = 'in_flight
 CREATE INDEX snd_outbox_in_doubt ON snd_outbox (due_at) WHERE state = 'in_doubt';
 CREATE INDEX snd_outbox_settled ON snd_outbox (message_id) WHERE state = 'settled';
 CREATE INDEX snd_outbox_shop ON snd_outbox (shop_id);
+`}, {Version: 2, SQL: `
+-- When a WhatsApp message was sent (the daily allowance counts them), and
+-- each shop's sending number: its tier and quality rating, and the last
+-- quality event whose new allowance was announced.
+ALTER TABLE snd_outbox ADD COLUMN sent_at INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX snd_outbox_whatsapp_sent ON snd_outbox (shop_id, sent_at) WHERE channel = 'whatsapp' AND outcome = 'sent';
+CREATE TABLE snd_numbers (
+	shop_id              TEXT PRIMARY KEY,
+	display_phone_number TEXT NOT NULL,
+	tier                 TEXT NOT NULL DEFAULT '',
+	rating               TEXT NOT NULL DEFAULT '',
+	event_id             TEXT NOT NULL,
+	announced            TEXT NOT NULL DEFAULT ''
+);
 `}}
 
 // outboxProjector returns the outbox reactor; committed is called after
@@ -120,6 +134,20 @@ func outboxProjector(codec *envelope.Codec, now func() int64, committed func()) 
 				}
 			}
 			return nil
+		}),
+		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.WhatsAppPhoneQualityUpdated, e *projections.DecodedEvent) error {
+			// The number's allowance changed: its waiting messages are
+			// looked at again now.
+			if err := exec(ctx, tx, `INSERT INTO snd_numbers (shop_id, display_phone_number, tier, rating, event_id) VALUES (?, ?, ?, ?, ?)
+				ON CONFLICT (shop_id) DO UPDATE SET display_phone_number = excluded.display_phone_number,
+					tier = CASE WHEN excluded.tier <> '' THEN excluded.tier ELSE snd_numbers.tier END,
+					rating = CASE WHEN excluded.rating <> '' THEN excluded.rating ELSE snd_numbers.rating END,
+					event_id = excluded.event_id`,
+				ev.ShopID, ev.DisplayPhoneNumber, ev.CurrentLimit, ev.Rating, e.ID.String()); err != nil {
+				return err
+			}
+			return exec(ctx, tx, `UPDATE snd_outbox SET due_at = MIN(due_at, ?) WHERE state = 'queued' AND shop_id = ? AND channel = 'whatsapp'`,
+				now(), ev.ShopID)
 		}),
 		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.MessageStatusReported, _ *projections.DecodedEvent) error {
 			// A status carrying back a message id settles that message if

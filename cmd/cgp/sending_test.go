@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"database/sql"
 	"fmt"
 	"io"
@@ -12,9 +13,11 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/internal/smtptest"
 	"github.com/cgp-platform/cgp/internal/whatsapptest"
 	"github.com/cgp-platform/cgp/openapi/openapitest"
@@ -446,4 +449,113 @@ func sendingDB(t *testing.T, dir string) *sql.DB {
 	}
 	t.Cleanup(func() { _ = db.Close() })
 	return db
+}
+
+// waQuality is a phone_number_quality_update notification.
+func waQuality(waba, rating, tier string, at int64) []byte {
+	return []byte(fmt.Sprintf(`{"object":"whatsapp_business_account","entry":[{"id":%q,"time":%d,"changes":[{"value":{
+"display_phone_number":"15550783881","event":"DOWNGRADE","current_limit":%q,"quality_rating":%q},"field":"phone_number_quality_update"}]}]}`,
+		waba, at, tier, rating))
+}
+
+// TestQualityThrottlesTheDailyAllowance: a number of tier TIER_50 rated
+// YELLOW sends half its allowance (25) and the rest of the campaign
+// waits; GREEN restores the full allowance (50 in 24 hours) and the
+// campaign completes; a second campaign sends what is left of the day and
+// continues the next day (a controllable clock). YELLOW is announced as a
+// P2 WhatsAppSendingLimitChanged event.
+func TestQualityThrottlesTheDailyAllowance(t *testing.T) {
+	api := whatsapptest.New(whatsapptest.Options{})
+	defer api.Close()
+	var clock atomic.Int64
+	clock.Store(time.Now().UnixMicro())
+	now := func() time.Time { return time.UnixMicro(clock.Load()) }
+	dir := t.TempDir()
+	s, _ := sendingServer(t, dir, func(c *Config) { c.WhatsAppAPIURL, c.Test.Sending.Now = api.URL, now })
+	rm := messagingDB(t, dir)
+	sdb := sendingDB(t, dir)
+	v := openapitest.NewValidator(t)
+	wt := whatsAppSender(t, s, v, rm, "wa-quality.example.com", "6003")
+	c := catalogClient{t: t, s: s, v: v, token: wt.token}
+	const n = 40
+	var pos string
+	for i := 0; i < n; i++ {
+		r := s.webhook(t, wt.tenant, "customers/create", fmt.Sprintf("wq-c-%d", i),
+			stateCustomer(int64(30000+i), fmt.Sprintf("wq%d@example.com", i), "not_subscribed", "not_subscribed"))
+		if r.status != http.StatusOK {
+			t.Fatalf("customers/create: %d %s", r.status, r.body)
+		}
+		pos = r.position(t)
+	}
+	for _, id := range customerIDs(c, pos) {
+		c.ok(201, http.MethodPost, "/api/v1/customers/"+id+"/consents", `{"data":{"attributes":{"channel":"whatsapp","state":"subscribed"}}}`)
+	}
+	quality := func(rating string, at int64) {
+		t.Helper()
+		if r := waPost(t, s, v, wt.appSecret, waQuality(wt.waba, rating, "TIER_50", at)); r.status != http.StatusOK {
+			t.Fatalf("quality: %d %s", r.status, r.body)
+		}
+		eventually(t, time.Minute, "the sender sees "+rating, func() bool {
+			var got string
+			_ = sdb.QueryRow(`SELECT rating FROM snd_numbers WHERE shop_id = ?`, wt.shopID).Scan(&got)
+			return got == rating
+		})
+	}
+	// settled waits until the campaign's messages are all sent or waiting
+	// for a later day, and returns how many were sent.
+	settled := func(id string) int {
+		t.Helper()
+		var sent int
+		eventually(t, time.Minute, "the campaign's sends settle", func() bool {
+			var open, all int
+			_ = sdb.QueryRow(`SELECT COUNT(*) FROM snd_outbox WHERE campaign_id = ? AND (state IN ('in_flight', 'held')
+				OR (state = 'queued' AND due_at <= ?))`, id, now().UnixMicro()).Scan(&open)
+			_ = sdb.QueryRow(`SELECT COUNT(*) FROM snd_outbox WHERE campaign_id = ?`, id).Scan(&all)
+			_ = sdb.QueryRow(`SELECT COUNT(*) FROM snd_outbox WHERE campaign_id = ? AND outcome = 'sent'`, id).Scan(&sent)
+			return all == n && open == 0
+		})
+		return sent
+	}
+	quality("YELLOW", 1764000000)
+	ar := c.ok(201, http.MethodPost, "/api/v1/audiences", `{"data":{"attributes":{"name":"All"}}}`)
+	aud := data(ar, t)["id"].(string)
+	first := data(c.ok(201, http.MethodPost, "/api/v1/campaigns", campaignBody("Throttled", aud, "whatsapp", approvedTemplate)), t)["id"].(string)
+	c.ok(200, http.MethodPost, "/api/v1/campaigns/"+first+"/launch", "", "X-Wait-For-Position", ar.position(t))
+	if sent := settled(first); sent != 25 || api.Count() != 25 {
+		t.Fatalf("YELLOW on TIER_50: %d sent (%d at the API), want 25", sent, api.Count())
+	}
+	var limits []*domain.WhatsAppSendingLimitChanged
+	withTestCore(t, dir, func(core *Core) {
+		for _, e := range readLog(t, dir) {
+			if e.Type == "WhatsAppSendingLimitChanged" && e.ShopID == wt.shopID {
+				d, err := core.Codec.Decode(context.Background(), &e)
+				if err != nil {
+					t.Fatal(err)
+				}
+				limits = append(limits, d.Event.(*domain.WhatsAppSendingLimitChanged))
+			}
+		}
+	})
+	if len(limits) != 1 || limits[0].Severity != "P2" || limits[0].DailyLimit != 25 || limits[0].QualityRating != "YELLOW" {
+		t.Fatalf("limit events %+v", limits)
+	}
+
+	quality("GREEN", 1764000100)
+	if a := waitCampaign(c, first, "GREEN restores the allowance", completedAndCounted); stats(a)["sent"] != float64(n) {
+		t.Fatalf("campaign %v", a)
+	}
+	// The day's allowance is spent but for 10: a second campaign sends 10,
+	// and the rest a day later.
+	second := data(c.ok(201, http.MethodPost, "/api/v1/campaigns", campaignBody("Next day", aud, "whatsapp", approvedTemplate)), t)["id"].(string)
+	c.ok(200, http.MethodPost, "/api/v1/campaigns/"+second+"/launch", "")
+	if sent := settled(second); sent != 10 {
+		t.Fatalf("second campaign: %d sent the first day, want 10", sent)
+	}
+	clock.Add((24*time.Hour + time.Minute).Microseconds())
+	if a := waitCampaign(c, second, "the rest goes the next day", completedAndCounted); stats(a)["sent"] != float64(n) {
+		t.Fatalf("second campaign %v", a)
+	}
+	if api.Count() != 2*n {
+		t.Fatalf("%d messages at the API, want %d", api.Count(), 2*n)
+	}
 }
