@@ -66,6 +66,13 @@ func openSending(ctx context.Context, cfg Config, core *Core, a *App, reg promet
 				return links.URL(consent.Claims{ShopID: ref.ShopID, CustomerID: ref.CustomerID, Channel: ref.Channel, MessageID: ref.MessageID})
 			}}
 	}
+	smsClient, err := cfg.SMSClient()
+	if err != nil {
+		return nil, err
+	}
+	if smsClient != nil {
+		chans[domain.ChannelSMS] = sending.SMS{Client: smsClient}
+	}
 	return sending.Open(ctx, sending.Config{
 		Path: filepath.Join(cfg.DataDir, SendingFile), Log: core.Log, Codec: core.Codec, Commands: core.Commands,
 		Logger: core.Logger, Registry: reg,

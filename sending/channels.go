@@ -9,6 +9,7 @@ import (
 
 	"github.com/cgp-platform/cgp/channels"
 	"github.com/cgp-platform/cgp/channels/email"
+	"github.com/cgp-platform/cgp/channels/sms"
 	"github.com/cgp-platform/cgp/channels/whatsapp"
 	"github.com/cgp-platform/cgp/domain"
 )
@@ -88,4 +89,16 @@ func (e Email) Send(ctx context.Context, m Message) (string, string, error) {
 	}
 	sent, err := e.Sender.Send(ctx, msg)
 	return "smtp", sent.MessageID, err
+}
+
+// SMS sends texts through the SMS provider, with the message id as the
+// client reference its delivery callbacks carry back.
+type SMS struct {
+	Client *sms.Client
+}
+
+// Send implements Channel.
+func (s SMS) Send(ctx context.Context, m Message) (string, string, error) {
+	sent, err := s.Client.Send(ctx, sms.Message{To: m.To.Address, Text: m.Text, ClientReference: m.Ref.MessageID})
+	return "sms", sent.MessageID, err
 }
