@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -65,7 +64,7 @@ func parseResponse(status int, header http.Header, raw []byte, now time.Time) (S
 		cause += " without the contract's error"
 	}
 	se := channels.NewSendError(code, retry, status, errorString(cause))
-	se.RetryAfter = parseRetryAfter(header.Get("Retry-After"), now)
+	se.RetryAfter = channels.ParseRetryAfter(header.Get("Retry-After"), now)
 	return Sent{}, se
 }
 
@@ -93,34 +92,4 @@ func safeCode(s string) string {
 		}
 	}
 	return s
-}
-
-// parseRetryAfter reads delta-seconds or an HTTP-date; 0 when absent,
-// unreadable or in the past. It is capped at a day: a hint beyond that is
-// not one the sending path should sleep on. (The same rule as
-// channels/whatsapp's.)
-func parseRetryAfter(v string, now time.Time) time.Duration {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0
-	}
-	var d time.Duration
-	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
-		if secs <= 0 {
-			return 0
-		}
-		if secs > 86400 {
-			secs = 86400
-		}
-		d = time.Duration(secs) * time.Second
-	} else if t, err := http.ParseTime(v); err == nil {
-		d = t.Sub(now)
-	}
-	if d <= 0 {
-		return 0
-	}
-	if d > 24*time.Hour {
-		d = 24 * time.Hour
-	}
-	return d
 }

@@ -134,7 +134,7 @@ func parseResponse(status int, header http.Header, raw []byte, now time.Time) (S
 		return Sent{}, channels.NewSendError(channels.CodeProviderError, false, status,
 			fmt.Errorf("whatsapp: http %d without a message id", status))
 	}
-	retryAfter := parseRetryAfter(header.Get("Retry-After"), now)
+	retryAfter := channels.ParseRetryAfter(header.Get("Retry-After"), now)
 	if parsed && r.Error != nil && r.Error.Code.ok {
 		e := r.Error
 		cause := fmt.Sprintf("whatsapp: http %d, error code %d", status, e.Code.v)
@@ -200,33 +200,4 @@ func safeWord(s string) string {
 		}
 	}
 	return s
-}
-
-// parseRetryAfter reads delta-seconds or an HTTP-date; 0 when absent,
-// unreadable or in the past. It is capped at a day: a hint beyond that is
-// not one the sending path should sleep on.
-func parseRetryAfter(v string, now time.Time) time.Duration {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0
-	}
-	var d time.Duration
-	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
-		if secs <= 0 {
-			return 0
-		}
-		if secs > 86400 {
-			secs = 86400
-		}
-		d = time.Duration(secs) * time.Second
-	} else if t, err := http.ParseTime(v); err == nil {
-		d = t.Sub(now)
-	}
-	if d <= 0 {
-		return 0
-	}
-	if d > 24*time.Hour {
-		d = 24 * time.Hour
-	}
-	return d
 }

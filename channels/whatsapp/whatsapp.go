@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -359,48 +358,10 @@ func (c *Client) send(ctx context.Context, phoneNumberID, accessToken string, bo
 	if err := enc.Encode(body); err != nil {
 		return Sent{}, channels.NewSendError(channels.CodeInvalidRequest, false, 0, fmt.Errorf("whatsapp: encode request: %w", err))
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
-	defer cancel()
-	endpoint := c.cfg.BaseURL + "/" + phoneNumberID + "/messages"
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, &buf)
+	a, err := channels.PostJSON(ctx, c.cfg.HTTP, "whatsapp", c.cfg.BaseURL+"/"+phoneNumberID+"/messages", accessToken, buf.Bytes(),
+		c.cfg.Timeout, maxResponse)
 	if err != nil {
-		return Sent{}, channels.NewSendError(channels.CodeInvalidRequest, false, 0, errors.New("whatsapp: build request"))
+		return Sent{}, err
 	}
-	req.Header.Set("Authorization", "Bearer "+accessToken)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	resp, err := c.cfg.HTTP.Do(req)
-	if err != nil {
-		return Sent{}, transportError(ctx, err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
-	if err != nil {
-		// The status line arrived but the answer did not: the message may
-		// have been accepted. A 2xx is not retried (see parseResponse).
-		if resp.StatusCode >= 200 && resp.StatusCode < 300 {
-			return Sent{}, channels.NewSendError(channels.CodeProviderError, false, resp.StatusCode, errors.New("whatsapp: answer cut short after acceptance"))
-		}
-		return Sent{}, transportError(ctx, err)
-	}
-	return parseResponse(resp.StatusCode, resp.Header, raw, c.cfg.Now())
-}
-
-// transportError classifies a failure before any answer: a timeout (ours
-// or the caller's deadline) or a cancelled context is a retryable
-// timeout, anything else a retryable connect_failed. The cause keeps the
-// error's kind, not the URL.
-func transportError(ctx context.Context, err error) *channels.SendError {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err
-	}
-	if ctxErr := ctx.Err(); ctxErr != nil {
-		return channels.NewSendError(channels.CodeTimeout, true, 0, fmt.Errorf("whatsapp: %w", ctxErr))
-	}
-	var ne interface{ Timeout() bool }
-	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
-		return channels.NewSendError(channels.CodeTimeout, true, 0, fmt.Errorf("whatsapp: %w", err))
-	}
-	return channels.NewSendError(channels.CodeConnectFailed, true, 0, fmt.Errorf("whatsapp: %w", err))
+	return parseResponse(a.Status, a.Header, a.Body, c.cfg.Now())
 }
