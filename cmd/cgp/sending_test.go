@@ -559,3 +559,75 @@ func TestQualityThrottlesTheDailyAllowance(t *testing.T) {
 		t.Fatalf("%d messages at the API, want %d", api.Count(), 2*n)
 	}
 }
+
+// TestOptOutStopsMarketingMessagesNotSentYet: a campaign waits for its
+// template's approval; meanwhile one recipient replies STOP. Once the
+// template is approved the others get the message and the one who opted
+// out is skipped (counted as opted out), not sent to.
+func TestOptOutStopsMarketingMessagesNotSentYet(t *testing.T) {
+	api := whatsapptest.New(whatsapptest.Options{})
+	defer api.Close()
+	dir := t.TempDir()
+	s, _ := sendingServer(t, dir, func(c *Config) { c.WhatsAppAPIURL = api.URL })
+	rm := messagingDB(t, dir)
+	v := openapitest.NewValidator(t)
+	wt := whatsAppSender(t, s, v, rm, "wa-optout.example.com", "6004")
+	waDeliver(t, s, v, rm, wt, "template_rejected")
+	c := catalogClient{t: t, s: s, v: v, token: wt.token}
+	var pos string
+	for i := 0; i < 3; i++ {
+		r := s.webhook(t, wt.tenant, "customers/create", fmt.Sprintf("wo-c-%d", i),
+			stateCustomer(int64(40000+i), fmt.Sprintf("wo%d@example.com", i), "not_subscribed", "not_subscribed"))
+		if r.status != http.StatusOK {
+			t.Fatalf("customers/create: %d %s", r.status, r.body)
+		}
+		pos = r.position(t)
+	}
+	for _, id := range customerIDs(c, pos) {
+		pos = c.ok(201, http.MethodPost, "/api/v1/customers/"+id+"/consents",
+			`{"data":{"attributes":{"channel":"whatsapp","state":"subscribed"}}}`).position(t)
+	}
+	aud := data(c.ok(201, http.MethodPost, "/api/v1/audiences", `{"data":{"attributes":{"name":"All"}}}`), t)["id"].(string)
+	id := data(c.ok(201, http.MethodPost, "/api/v1/campaigns", campaignBody("Waits", aud, "whatsapp", rejectedTemplate)), t)["id"].(string)
+	r := c.ok(200, http.MethodPost, "/api/v1/campaigns/"+id+"/launch", "", "X-Wait-For-Position", pos)
+	if a := attrs(data(r, t)); a["status"] != "awaiting_approval" || a["recipients"] != 3.0 {
+		t.Fatalf("launch: %s", r.body)
+	}
+	// The customer of +1 555 40001 replies STOP (customerPayload's phone
+	// is +1555 and the id on 7 digits).
+	// A second ahead: the reply carries whole seconds, and the most recent
+	// decision wins over the opt-in recorded a moment ago.
+	stop := waReply(t, wt.waba, "15550040001", "wamid.STOP40001", "STOP", time.Now().Add(2*time.Second))
+	if r := waPost(t, s, v, wt.appSecret, stop); r.status != http.StatusOK {
+		t.Fatalf("STOP: %d %s", r.status, r.body)
+	}
+	ids := customerIDs(c, "")
+	stopped := ids["wo1@example.com"]
+	eventually(t, time.Minute, "the STOP is recorded", func() bool {
+		cu := c.call(http.MethodGet, "/api/v1/customers/"+stopped, "")
+		if cu.status != http.StatusOK {
+			return false
+		}
+		consent, _ := attrs(data(cu, t))["consent"].(map[string]any)
+		wa, _ := consent["whatsapp"].(map[string]any)
+		return wa["state"] == "unsubscribed"
+	})
+	// The template is approved: the campaign sends.
+	approved := bytes.ReplaceAll(waFixture(t, "template_approved", wt.waba), []byte(approvedTemplate), []byte(rejectedTemplate))
+	if r := waPost(t, s, v, wt.appSecret, approved); r.status != http.StatusOK {
+		t.Fatalf("approval: %d %s", r.status, r.body)
+	}
+	a := waitCampaign(c, id, "the campaign completes", completedAndCounted)
+	if st := stats(a); st["sent"] != 2.0 || st["skipped"] != 1.0 || st["opted_out"] != 1.0 {
+		t.Fatalf("campaign %v", a)
+	}
+	for _, m := range api.Sent() {
+		if strings.HasSuffix(m.To, "0040001") {
+			t.Fatalf("sent to the customer who opted out: %+v", m)
+		}
+	}
+	skipped := c.list("/api/v1/messages?filter[status]=skipped", "")
+	if len(skipped) != 1 || attrs(skipped[0])["skip_reason"] != "no_consent" || attrs(skipped[0])["customer_id"] != stopped {
+		t.Fatalf("skipped %v", skipped)
+	}
+}
