@@ -13,6 +13,7 @@ func journeyEvents() []EventSpec {
 		{Name: "JourneyEnrollmentStarted", Version: 1, New: func() Event { return &JourneyEnrollmentStarted{} }},
 		{Name: "JourneyPaused", Version: 1, New: func() Event { return &JourneyPaused{} }},
 		{Name: "JourneyResumed", Version: 1, New: func() Event { return &JourneyResumed{} }},
+		{Name: "JourneyEnrollmentCompleted", Version: 1, New: func() Event { return &JourneyEnrollmentCompleted{} }},
 		{Name: "JourneyUpdated", Version: 1, New: func() Event { return &JourneyUpdated{} }},
 	}
 }
@@ -195,6 +196,10 @@ func (a *JourneyEnrollments) Apply(e Event) {
 		}
 		a.Triggers[ev.TriggerEventID] = true
 	case *JourneyEnrollmentExited:
+		if a.Active == ev.EnrollmentID {
+			a.Active = ""
+		}
+	case *JourneyEnrollmentCompleted:
 		if a.Active == ev.EnrollmentID {
 			a.Active = ""
 		}

@@ -112,6 +112,11 @@ var cases = projections.NewTxCases(
 			domain.EnrollmentExited, readmodel.Micros(ev.ExitedAt), int64(e.Position), ev.EnrollmentID, ev.ShopID)
 		return err
 	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.JourneyEnrollmentCompleted, e *projections.DecodedEvent) error {
+		_, err := tx.ExecContext(ctx, `UPDATE journey_enrollments SET status = ?, updated_at = ?, position = ? WHERE enrollment_id = ? AND shop_id = ?`,
+			domain.EnrollmentCompleted, readmodel.Micros(ev.CompletedAt), int64(e.Position), ev.EnrollmentID, ev.ShopID)
+		return err
+	}),
 	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.JourneyPaused, _ *projections.DecodedEvent) error {
 		at := readmodel.Micros(ev.PausedAt)
 		_, err := tx.ExecContext(ctx, `UPDATE journeys SET status = ?, paused_reason = ?, paused_at = ?, updated_at = ?
