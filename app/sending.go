@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/mail"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/cgp-platform/cgp/consent"
 	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/projections/customers"
+	"github.com/cgp-platform/cgp/projections/journeys"
 	"github.com/cgp-platform/cgp/projections/messaging"
 	"github.com/cgp-platform/cgp/projections/tenancy"
 	"github.com/cgp-platform/cgp/readapi"
@@ -77,6 +79,7 @@ func openSending(ctx context.Context, cfg Config, core *Core, a *App, reg promet
 		Path: filepath.Join(cfg.DataDir, SendingFile), Log: core.Log, Codec: core.Codec, Commands: core.Commands,
 		Logger: core.Logger, Registry: reg,
 		Dispatch: sending.DispatcherConfig{Directory: sendingDirectory{customers: customers.NewQueries(a.Store.DB()), tenancy: a.Tenancy},
+			Journeys: sendingJourneys{journeys: journeys.NewQueries(a.Store.DB()), customers: customers.NewQueries(a.Store.DB())},
 			Channels: chans, Schedule: h.Schedule, ReconcileWindow: window, Timeout: h.Timeout, Now: h.Now},
 	})
 }
@@ -131,4 +134,54 @@ func (d sendingDirectory) ShopName(ctx context.Context, shop string) (string, er
 		return "", err
 	}
 	return strings.TrimSuffix(s.Domain, ".myshopify.com"), nil
+}
+
+// sendingJourneys reads the journeys and their customers for the journey
+// runner.
+type sendingJourneys struct {
+	journeys  *journeys.Queries
+	customers *customers.Queries
+}
+
+func (j sendingJourneys) Status(ctx context.Context, shop, id string) (string, error) {
+	jr, err := j.journeys.Journey(ctx, shop, id)
+	if domain.ErrorCode(err) == domain.CodeNotFound {
+		return domain.JourneyStatusArchived, nil // erased with its shop, or never here: nothing to run
+	}
+	if err != nil {
+		return "", err
+	}
+	return jr.Status, nil
+}
+
+func (j sendingJourneys) Steps(ctx context.Context, shop, id string, version int) ([]domain.JourneyStep, error) {
+	return j.journeys.Steps(ctx, shop, id, version)
+}
+
+// Holds evaluates a condition against the customers read model: an order
+// since the enrollment (its last order's time), a tag (its own or the
+// platform's), consent to marketing on a channel now.
+func (j sendingJourneys) Holds(ctx context.Context, shop, customer string, s domain.JourneyStep, since time.Time) (bool, error) {
+	switch s.Condition {
+	case domain.ConditionAcceptsMarketing:
+		c, err := j.customers.Contacts(ctx, shop, s.Channel, []string{customer})
+		return c[customer].Consented, err
+	}
+	c, err := j.customers.Get(ctx, shop, customer)
+	if domain.ErrorCode(err) == domain.CodeNotFound {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	ordered := c.LastOrderAt.After(since)
+	switch s.Condition {
+	case domain.ConditionOrderedSinceEnrollment:
+		return ordered, nil
+	case domain.ConditionNotOrderedSinceEnrollment:
+		return !ordered, nil
+	case domain.ConditionHasTag:
+		return slices.Contains(c.Tags, s.Tag) || slices.Contains(c.PlatformTags, s.Tag), nil
+	}
+	return false, nil
 }

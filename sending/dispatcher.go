@@ -72,6 +72,8 @@ type DispatcherConfig struct {
 	Write     func(ctx context.Context, fn func(tx *sql.Tx) error) error
 	Commands  *commands.Handler
 	Directory Directory
+	// Journeys is read by the journey runner (nil: journeys do not run).
+	Journeys Journeys
 	// Channels sends each channel's messages; a message of a channel
 	// without one fails with code channel_unavailable.
 	Channels map[string]Channel
@@ -296,6 +298,9 @@ func (d *Dispatcher) dispatch(ctx context.Context) (time.Time, error) {
 		return time.Time{}, err
 	}
 	if err := d.announce(ctx); err != nil {
+		return time.Time{}, err
+	}
+	if err := d.runJourneys(ctx, now); err != nil {
 		return time.Time{}, err
 	}
 	free := d.cfg.Concurrency - d.sending
@@ -657,7 +662,17 @@ func (d *Dispatcher) start(ctx context.Context, rows []row) error {
 func (d *Dispatcher) message(ctx context.Context, r row, shopName string) (Message, error) {
 	m := Message{Ref: r.ref, ShopName: shopName, Attempt: r.attempts}
 	if r.ref.CampaignID == "" {
-		return m, fmt.Errorf("message %s has nothing to send", r.ref.MessageID)
+		var raw string
+		if err := d.cfg.DB.QueryRowContext(ctx, `SELECT content FROM snd_outbox WHERE message_id = ?`, r.ref.MessageID).Scan(&raw); err != nil {
+			return m, fmt.Errorf("message %s: %w", r.ref.MessageID, err)
+		}
+		var c journeyContent
+		if err := json.Unmarshal([]byte(raw), &c); err != nil {
+			return m, fmt.Errorf("message %s has nothing to send: %w", r.ref.MessageID, err)
+		}
+		m.Subject, m.Text, m.HTML, m.Parameters = c.Subject, c.Text, c.HTML, c.Parameters
+		m.Template, m.Language = c.Template, c.Language
+		return m, nil
 	}
 	c, err := d.campaign(ctx, r.ref.CampaignID)
 	if err != nil {

@@ -89,6 +89,26 @@ CREATE TABLE snd_numbers (
 	event_id             TEXT NOT NULL,
 	announced            TEXT NOT NULL DEFAULT ''
 );
+`}, {Version: 3, SQL: `
+-- The journeys' enrollments the runner executes: the step to run next and
+-- when (a wait is a due time: durable), and the content of the messages
+-- of journeys' steps (a campaign's is its campaign's).
+CREATE TABLE snd_enrollments (
+	enrollment_id TEXT PRIMARY KEY,
+	shop_id       TEXT NOT NULL,
+	journey_id    TEXT NOT NULL,
+	customer_id   TEXT NOT NULL,
+	version       INTEGER NOT NULL,
+	step          INTEGER NOT NULL DEFAULT 0,
+	state         TEXT NOT NULL,
+	reason        TEXT NOT NULL DEFAULT '',
+	due_at        INTEGER NOT NULL,
+	enrolled_at   INTEGER NOT NULL
+);
+CREATE INDEX snd_enrollments_due ON snd_enrollments (due_at) WHERE state = 'active';
+CREATE INDEX snd_enrollments_finishing ON snd_enrollments (enrollment_id) WHERE state = 'finishing';
+CREATE INDEX snd_enrollments_shop ON snd_enrollments (shop_id);
+ALTER TABLE snd_outbox ADD COLUMN content TEXT NOT NULL DEFAULT '';
 `}}
 
 // outboxProjector returns the outbox reactor; committed is called after
@@ -97,7 +117,8 @@ CREATE TABLE snd_numbers (
 func outboxProjector(codec *envelope.Codec, now func() int64, committed func()) projections.Projector {
 	cases := projections.NewTxCases(
 		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.ShopErased, _ *projections.DecodedEvent) error {
-			return readmodel.DeleteShopRows(ctx, tx, ev.ShopID, readmodel.ShopRows("snd_campaigns"), readmodel.ShopRows("snd_outbox"))
+			return readmodel.DeleteShopRows(ctx, tx, ev.ShopID, readmodel.ShopRows("snd_campaigns"), readmodel.ShopRows("snd_outbox"),
+				readmodel.ShopRows("snd_numbers"), readmodel.ShopRows("snd_enrollments"))
 		}),
 		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.CampaignCreated, _ *projections.DecodedEvent) error {
 			content := ""
@@ -134,6 +155,17 @@ func outboxProjector(codec *envelope.Codec, now func() int64, committed func()) 
 				}
 			}
 			return nil
+		}),
+		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.JourneyEnrollmentStarted, _ *projections.DecodedEvent) error {
+			return exec(ctx, tx, `INSERT INTO snd_enrollments (enrollment_id, shop_id, journey_id, customer_id, version, state, due_at, enrolled_at)
+				VALUES (?, ?, ?, ?, ?, 'active', ?, ?) ON CONFLICT (enrollment_id) DO NOTHING`,
+				ev.EnrollmentID, ev.ShopID, ev.JourneyID, ev.CustomerID, ev.Version(), now(), ev.EnrolledAt.UnixMicro())
+		}),
+		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.JourneyEnrollmentExited, _ *projections.DecodedEvent) error {
+			return exec(ctx, tx, `UPDATE snd_enrollments SET state = 'done', reason = ? WHERE enrollment_id = ?`, ev.Reason, ev.EnrollmentID)
+		}),
+		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.JourneyEnrollmentCompleted, _ *projections.DecodedEvent) error {
+			return exec(ctx, tx, `UPDATE snd_enrollments SET state = 'done' WHERE enrollment_id = ?`, ev.EnrollmentID)
 		}),
 		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.WhatsAppPhoneQualityUpdated, e *projections.DecodedEvent) error {
 			// The number's allowance changed: its waiting messages are
