@@ -24,7 +24,8 @@ func TestTriggersAreCommerceTopics(t *testing.T) {
 func TestTheReadModelFoldsOnlyJourneyEvents(t *testing.T) {
 	for _, typ := range journeys.Projector(nil).Types {
 		switch typ {
-		case "ShopErased", "JourneyCreated", "JourneyEnrollmentStarted", "JourneyEnrollmentExited", "JourneyPaused", "JourneyResumed", "JourneyUpdated":
+		case "ShopErased", "JourneyCreated", "JourneyEnrollmentStarted", "JourneyEnrollmentExited", "JourneyEnrollmentCompleted", "JourneyPaused", "JourneyResumed",
+			"JourneyUpdated":
 		default:
 			t.Errorf("the journeys read model folds %s", typ)
 		}
