@@ -17,6 +17,7 @@ import (
 	"github.com/cgp-platform/cgp/channels/whatsapp"
 	"github.com/cgp-platform/cgp/consent"
 	"github.com/cgp-platform/cgp/domain"
+	"github.com/cgp-platform/cgp/projections"
 	"github.com/cgp-platform/cgp/projections/customers"
 	"github.com/cgp-platform/cgp/projections/journeys"
 	"github.com/cgp-platform/cgp/projections/messaging"
@@ -79,7 +80,8 @@ func openSending(ctx context.Context, cfg Config, core *Core, a *App, reg promet
 		Path: filepath.Join(cfg.DataDir, SendingFile), Log: core.Log, Codec: core.Codec, Commands: core.Commands,
 		Logger: core.Logger, Registry: reg,
 		Dispatch: sending.DispatcherConfig{Directory: sendingDirectory{customers: customers.NewQueries(a.Store.DB()), tenancy: a.Tenancy},
-			Journeys: sendingJourneys{journeys: journeys.NewQueries(a.Store.DB()), customers: customers.NewQueries(a.Store.DB())},
+			Journeys: sendingJourneys{journeys: journeys.NewQueries(a.Store.DB()), customers: customers.NewQueries(a.Store.DB()),
+				runtime: a.Runtime},
 			Channels: chans, Schedule: h.Schedule, ReconcileWindow: window, Timeout: h.Timeout, Now: h.Now},
 	})
 }
@@ -141,6 +143,14 @@ func (d sendingDirectory) ShopName(ctx context.Context, shop string) (string, er
 type sendingJourneys struct {
 	journeys  *journeys.Queries
 	customers *customers.Queries
+	runtime   *projections.Runtime
+}
+
+// Seen tells whether the customers and journeys read models folded the log
+// up to pos.
+func (j sendingJourneys) Seen(pos uint64) bool {
+	cp := j.runtime.Checkpoints()
+	return uint64(cp[customers.Name]) >= pos && uint64(cp[journeys.Name]) >= pos
 }
 
 func (j sendingJourneys) Status(ctx context.Context, shop, id string) (string, error) {

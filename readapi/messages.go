@@ -108,7 +108,7 @@ type MessageAttributes struct {
 // MessageResource renders a message of the log.
 func MessageResource(m *messaging.Sent) httpapi.Resource {
 	var step *int
-	if m.Step > 0 {
+	if m.JourneyID != "" {
 		step = &m.Step
 	}
 	return httpapi.Resource{ID: m.MessageID, Type: "message", Attributes: MessageAttributes{

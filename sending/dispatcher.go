@@ -204,6 +204,9 @@ type campaign struct {
 func (d *Dispatcher) Run(ctx context.Context) error {
 	defer d.wg.Wait()
 	if err := d.recoverInFlight(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped while starting
+		}
 		return err
 	}
 	timer := time.NewTimer(0)

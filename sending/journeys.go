@@ -21,6 +21,10 @@ type Journeys interface {
 	// Holds evaluates a condition step for the customer, "since the
 	// enrollment" meaning since.
 	Holds(ctx context.Context, shop, customerID string, step domain.JourneyStep, since time.Time) (bool, error)
+	// Seen tells whether the read models the runner reads (the customer,
+	// the journey) have folded the log up to pos: an enrollment runs only
+	// once they know what its trigger changed.
+	Seen(pos uint64) bool
 }
 
 // enrollment is a due enrollment of the runner.
@@ -28,6 +32,7 @@ type enrollment struct {
 	id, shop, journey, customer string
 	version, step               int
 	enrolledAt                  time.Time
+	position                    uint64
 }
 
 // journeyContent is what a journey step's message carries in its outbox
@@ -53,7 +58,7 @@ func (d *Dispatcher) runJourneys(ctx context.Context, now time.Time) error {
 	if err := d.finishEnrollments(ctx); err != nil {
 		return err
 	}
-	rows, err := d.cfg.DB.QueryContext(ctx, `SELECT enrollment_id, shop_id, journey_id, customer_id, version, step, enrolled_at
+	rows, err := d.cfg.DB.QueryContext(ctx, `SELECT enrollment_id, shop_id, journey_id, customer_id, version, step, enrolled_at, position
 		FROM snd_enrollments WHERE state = 'active' AND due_at <= ? ORDER BY due_at LIMIT 256`, now.UnixMicro())
 	if err != nil {
 		return fmt.Errorf("due enrollments: %w", err)
@@ -62,7 +67,7 @@ func (d *Dispatcher) runJourneys(ctx context.Context, now time.Time) error {
 	for rows.Next() {
 		var e enrollment
 		var at int64
-		if err := rows.Scan(&e.id, &e.shop, &e.journey, &e.customer, &e.version, &e.step, &at); err != nil {
+		if err := rows.Scan(&e.id, &e.shop, &e.journey, &e.customer, &e.version, &e.step, &at, &e.position); err != nil {
 			rows.Close()
 			return fmt.Errorf("due enrollments: %w", err)
 		}
@@ -75,6 +80,9 @@ func (d *Dispatcher) runJourneys(ctx context.Context, now time.Time) error {
 	}
 	woke := false
 	for _, e := range due {
+		if !d.cfg.Journeys.Seen(e.position) {
+			continue // due again at the next look, once the read models caught up
+		}
 		queued, err := d.runEnrollment(ctx, e, now)
 		if err != nil {
 			return err

@@ -103,7 +103,8 @@ CREATE TABLE snd_enrollments (
 	state         TEXT NOT NULL,
 	reason        TEXT NOT NULL DEFAULT '',
 	due_at        INTEGER NOT NULL,
-	enrolled_at   INTEGER NOT NULL
+	enrolled_at   INTEGER NOT NULL,
+	position      INTEGER NOT NULL
 );
 CREATE INDEX snd_enrollments_due ON snd_enrollments (due_at) WHERE state = 'active';
 CREATE INDEX snd_enrollments_finishing ON snd_enrollments (enrollment_id) WHERE state = 'finishing';
@@ -156,10 +157,10 @@ func outboxProjector(codec *envelope.Codec, now func() int64, committed func()) 
 			}
 			return nil
 		}),
-		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.JourneyEnrollmentStarted, _ *projections.DecodedEvent) error {
-			return exec(ctx, tx, `INSERT INTO snd_enrollments (enrollment_id, shop_id, journey_id, customer_id, version, state, due_at, enrolled_at)
-				VALUES (?, ?, ?, ?, ?, 'active', ?, ?) ON CONFLICT (enrollment_id) DO NOTHING`,
-				ev.EnrollmentID, ev.ShopID, ev.JourneyID, ev.CustomerID, ev.Version(), now(), ev.EnrolledAt.UnixMicro())
+		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.JourneyEnrollmentStarted, e *projections.DecodedEvent) error {
+			return exec(ctx, tx, `INSERT INTO snd_enrollments (enrollment_id, shop_id, journey_id, customer_id, version, state, due_at, enrolled_at,
+				position) VALUES (?, ?, ?, ?, ?, 'active', ?, ?, ?) ON CONFLICT (enrollment_id) DO NOTHING`,
+				ev.EnrollmentID, ev.ShopID, ev.JourneyID, ev.CustomerID, ev.Version(), now(), ev.EnrolledAt.UnixMicro(), int64(e.Position))
 		}),
 		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.JourneyEnrollmentExited, _ *projections.DecodedEvent) error {
 			return exec(ctx, tx, `UPDATE snd_enrollments SET state = 'done', reason = ? WHERE enrollment_id = ?`, ev.Reason, ev.EnrollmentID)
