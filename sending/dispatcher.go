@@ -238,6 +238,19 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		timer.Reset(wait)
 		select {
 		case <-ctx.Done():
+			// A graceful stop: the sends under way finish (each bounded by
+			// Timeout) and every outcome is recorded, so nothing is left
+			// in doubt.
+			d.wg.Wait()
+		rest:
+			for {
+				select {
+				case r := <-d.results:
+					pending = append(pending, r)
+				default:
+					break rest
+				}
+			}
 			if len(pending) > 0 {
 				d.finish(context.WithoutCancel(ctx), pending)
 			}
@@ -750,7 +763,9 @@ func (d *Dispatcher) attempt(ctx context.Context, m Message, exists bool) result
 			o.Outcome, o.ErrorCode = domain.OutcomeFailed, "channel_unavailable"
 		} else {
 			merge(&m)
-			sctx, cancel := context.WithTimeout(ctx, d.cfg.Timeout)
+			// Not cancelled by a stop: a send under way finishes (within
+			// Timeout), so its outcome is known and recorded.
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.cfg.Timeout)
 			provider, id, err := ch.Send(sctx, m)
 			cancel()
 			o.Provider = provider
