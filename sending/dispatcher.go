@@ -94,7 +94,10 @@ type DispatcherConfig struct {
 	// FlushAfter is the longest a finished send waits to be recorded with
 	// others (25 ms).
 	FlushAfter time.Duration
-	Now        func() time.Time
+	// StopDrain is how long a stop waits for the sends under way (2 s),
+	// within the server's shutdown grace.
+	StopDrain time.Duration
+	Now       func() time.Time
 }
 
 func (c *DispatcherConfig) setDefaults() {
@@ -115,6 +118,9 @@ func (c *DispatcherConfig) setDefaults() {
 	}
 	if c.FlushAfter <= 0 {
 		c.FlushAfter = 25 * time.Millisecond
+	}
+	if c.StopDrain <= 0 {
+		c.StopDrain = 2 * time.Second
 	}
 	if c.Now == nil {
 		c.Now = time.Now
@@ -209,6 +215,12 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		}
 		return err
 	}
+	// The sends run under their own context: a stop gives those under
+	// way StopDrain to finish (their outcomes are then recorded) before
+	// cancelling the rest, which stay in flight (in doubt at the next
+	// start).
+	sends, cancelSends := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelSends()
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	// Finished sends are recorded in batches: when flushAt are waiting,
@@ -221,7 +233,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	next, dispatchNow := time.Time{}, true
 	for {
 		if dispatchNow || d.cfg.Concurrency-d.sending >= max(d.cfg.Concurrency/4, 1) {
-			n, err := d.dispatch(ctx)
+			n, err := d.dispatch(ctx, sends)
 			if err != nil && ctx.Err() == nil {
 				d.cfg.Logger.Warn().Err(err).Msg("message dispatch")
 				n = d.cfg.Now().Add(time.Second)
@@ -238,10 +250,11 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		timer.Reset(wait)
 		select {
 		case <-ctx.Done():
-			// A graceful stop: the sends under way finish (each bounded by
-			// Timeout) and every outcome is recorded, so nothing is left
-			// in doubt.
+			// A graceful stop: the sends under way get StopDrain to finish
+			// and every outcome known is recorded.
+			drain := time.AfterFunc(d.cfg.StopDrain, cancelSends)
 			d.wg.Wait()
+			drain.Stop()
 		rest:
 			for {
 				select {
@@ -308,7 +321,7 @@ func (d *Dispatcher) recoverInFlight(ctx context.Context) error {
 // dispatch records the settled doubts, queues the expired ones, claims
 // due messages up to the free slots and starts their sends. It returns
 // when the next message falls due (zero when none is queued).
-func (d *Dispatcher) dispatch(ctx context.Context) (time.Time, error) {
+func (d *Dispatcher) dispatch(ctx, sends context.Context) (time.Time, error) {
 	now := d.cfg.Now()
 	if err := d.settle(ctx, now); err != nil {
 		return time.Time{}, err
@@ -325,7 +338,7 @@ func (d *Dispatcher) dispatch(ctx context.Context) (time.Time, error) {
 		if err != nil {
 			return time.Time{}, err
 		}
-		if err := d.start(ctx, rows); err != nil {
+		if err := d.start(ctx, sends, rows); err != nil {
 			return time.Time{}, err
 		}
 	}
@@ -627,7 +640,7 @@ func (d *Dispatcher) markInFlight(ctx context.Context, rows []row) error {
 
 // start reads the recipients of the claimed rows (one query per shop and
 // channel) and starts each send.
-func (d *Dispatcher) start(ctx context.Context, rows []row) error {
+func (d *Dispatcher) start(ctx, sends context.Context, rows []row) error {
 	type group struct{ shop, channel string }
 	groups := map[group][]row{}
 	for _, r := range rows {
@@ -655,7 +668,7 @@ func (d *Dispatcher) start(ctx context.Context, rows []row) error {
 				}
 				to, ok := recipients[r.ref.CustomerID]
 				m.To = to
-				d.send(ctx, m, ok)
+				d.send(sends, m, ok)
 				started++
 			}
 		}
@@ -763,9 +776,7 @@ func (d *Dispatcher) attempt(ctx context.Context, m Message, exists bool) result
 			o.Outcome, o.ErrorCode = domain.OutcomeFailed, "channel_unavailable"
 		} else {
 			merge(&m)
-			// Not cancelled by a stop: a send under way finishes (within
-			// Timeout), so its outcome is known and recorded.
-			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.cfg.Timeout)
+			sctx, cancel := context.WithTimeout(ctx, d.cfg.Timeout)
 			provider, id, err := ch.Send(sctx, m)
 			cancel()
 			o.Provider = provider
