@@ -185,15 +185,15 @@ type CampaignTally struct {
 // Complete decides the completion of a sending campaign whose recipients
 // all have an outcome; nil when it is not sending (paused in the meantime,
 // or completed already).
-func (c *Campaign) Complete(shopID, campaignID string, t CampaignTally, now time.Time) (*CampaignCompleted, error) {
+func (c *Campaign) Complete(shopID, campaignID string, tally CampaignTally, now time.Time) (*CampaignCompleted, error) {
 	if !c.Exists || c.ShopID != shopID {
 		return nil, NotFound("campaign")
 	}
 	if c.Status != CampaignStatusSending {
 		return nil, nil
 	}
-	return &CampaignCompleted{CampaignID: campaignID, ShopID: shopID, Recipients: t.Recipients, Sent: t.Sent, Failed: t.Failed,
-		Skipped: t.Skipped, CompletedAt: now.UTC()}, nil
+	return &CampaignCompleted{CampaignID: campaignID, ShopID: shopID, Recipients: tally.Recipients, Sent: tally.Sent, Failed: tally.Failed,
+		Skipped: tally.Skipped, CompletedAt: now.UTC()}, nil
 }
 
 // MessageRef names a message the service sends: its id, shop, recipient,

@@ -944,7 +944,7 @@ func (d *Dispatcher) complete(ctx context.Context, shop, id string) error {
 	if open > 0 {
 		return nil
 	}
-	var t domain.CampaignTally
+	var tally domain.CampaignTally
 	rows, err := d.cfg.DB.QueryContext(ctx, `SELECT outcome, COUNT(*) FROM snd_outbox WHERE campaign_id = ? AND campaign_id <> '' GROUP BY outcome`, id)
 	if err != nil {
 		return fmt.Errorf("tally %s: %w", id, err)
@@ -956,19 +956,19 @@ func (d *Dispatcher) complete(ctx context.Context, shop, id string) error {
 		if err := rows.Scan(&outcome, &n); err != nil {
 			return fmt.Errorf("tally %s: %w", id, err)
 		}
-		t.Recipients += n
+		tally.Recipients += n
 		switch outcome {
 		case outcomeSent:
-			t.Sent = n
+			tally.Sent = n
 		case outcomeFailed:
-			t.Failed = n
+			tally.Failed = n
 		case outcomeSkipped:
-			t.Skipped = n
+			tally.Skipped = n
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("tally %s: %w", id, err)
 	}
-	_, err = d.cfg.Commands.CompleteCampaign(ctx, commands.CompleteCampaign{ShopID: shop, CampaignID: id, Tally: t}, systemMeta)
+	_, err = d.cfg.Commands.CompleteCampaign(ctx, commands.CompleteCampaign{ShopID: shop, CampaignID: id, Tally: tally}, systemMeta)
 	return err
 }
