@@ -141,7 +141,7 @@ func journeySteps(in []JourneyStep) ([]JourneyStep, error) {
 // (with Language, default DefaultLanguage, and up to MaxStepParameters
 // Parameters); e-mail sends Subject and Text (and optional HTML) or a
 // template; SMS sends Text or a template. Content may carry MergeFields.
-func sendStep(field string, s JourneyStep) (JourneyStep, error) {
+func sendStep(field string, s JourneyStep, extra ...string) (JourneyStep, error) {
 	if !slices.Contains(JourneyChannels(), s.Channel) {
 		return JourneyStep{}, Invalid(field+".channel", "channel must be one of %s", strings.Join(JourneyChannels(), ", "))
 	}
@@ -176,7 +176,7 @@ func sendStep(field string, s JourneyStep) (JourneyStep, error) {
 			if strings.TrimSpace(p) == "" {
 				return JourneyStep{}, Invalid(f, "a parameter is not empty")
 			}
-			if _, err := content(f, p, MaxStepParameter); err != nil {
+			if _, err := content(f, p, MaxStepParameter, extra...); err != nil {
 				return JourneyStep{}, err
 			}
 		}
@@ -193,7 +193,7 @@ func sendStep(field string, s JourneyStep) (JourneyStep, error) {
 			}
 			break
 		}
-		if out.Subject, err = content(field+".subject", strings.TrimSpace(s.Subject), MaxStepSubject); err != nil {
+		if out.Subject, err = content(field+".subject", strings.TrimSpace(s.Subject), MaxStepSubject, extra...); err != nil {
 			return JourneyStep{}, err
 		}
 		if out.Subject == "" {
@@ -202,7 +202,7 @@ func sendStep(field string, s JourneyStep) (JourneyStep, error) {
 		if strings.ContainsAny(out.Subject, "\r\n") {
 			return JourneyStep{}, Invalid(field+".subject", "a subject is one line")
 		}
-		if out.Text, err = content(field+".text", s.Text, MaxStepText); err != nil {
+		if out.Text, err = content(field+".text", s.Text, MaxStepText, extra...); err != nil {
 			return JourneyStep{}, err
 		}
 		if strings.TrimSpace(out.Text) == "" {
@@ -211,7 +211,7 @@ func sendStep(field string, s JourneyStep) (JourneyStep, error) {
 		if len(s.HTML) > MaxStepHTML {
 			return JourneyStep{}, Invalid(field+".html", "html is at most %d bytes", MaxStepHTML)
 		}
-		if out.HTML, err = content(field+".html", s.HTML, MaxStepHTML); err != nil {
+		if out.HTML, err = content(field+".html", s.HTML, MaxStepHTML, extra...); err != nil {
 			return JourneyStep{}, err
 		}
 	default: // sms
@@ -221,7 +221,7 @@ func sendStep(field string, s JourneyStep) (JourneyStep, error) {
 		if s.Text == "" && out.Template == "" {
 			return JourneyStep{}, Invalid(field+".template", "an sms step has a text or a template name")
 		}
-		if out.Text, err = content(field+".text", s.Text, MaxStepText); err != nil {
+		if out.Text, err = content(field+".text", s.Text, MaxStepText, extra...); err != nil {
 			return JourneyStep{}, err
 		}
 		if s.Text != "" && strings.TrimSpace(out.Text) == "" {
@@ -282,20 +282,21 @@ func stepText(field, s string, max int) (string, error) {
 
 // content checks a message's content: text of at most max characters
 // whose merge fields are all MergeFields.
-func content(field, s string, max int) (string, error) {
+func content(field, s string, max int, extra ...string) (string, error) {
 	s, err := stepText(field, s, max)
 	if err != nil {
 		return "", err
 	}
-	if err := CheckMergeFields(field, s); err != nil {
+	if err := CheckMergeFields(field, s, extra...); err != nil {
 		return "", err
 	}
 	return s, nil
 }
 
 // CheckMergeFields reports a 422 on field when s has a merge field that is
-// not one of MergeFields, or a "{{" left open.
-func CheckMergeFields(field, s string) error {
+// not one of MergeFields (or of extra, the fields of a built-in flow's
+// messages), or a "{{" left open.
+func CheckMergeFields(field, s string, extra ...string) error {
 	for rest := s; ; {
 		i := strings.Index(rest, mergeOpen)
 		if i < 0 {
@@ -307,11 +308,12 @@ func CheckMergeFields(field, s string) error {
 			return Invalid(field, "a merge field opened with {{ is not closed with }}")
 		}
 		name := strings.TrimSpace(rest[:j])
-		if !slices.Contains(MergeFields(), name) {
+		if !slices.Contains(MergeFields(), name) && !slices.Contains(extra, name) {
 			if utf8.RuneCountInString(name) > maxMergeFieldName || !utf8.ValidString(name) {
 				name = "…"
 			}
-			return Invalid(field, "unknown merge field {{%s}}: merge fields are %s", name, "{{"+strings.Join(MergeFields(), "}}, {{")+"}}")
+			known := append(MergeFields(), extra...)
+			return Invalid(field, "unknown merge field {{%s}}: merge fields are %s", name, "{{"+strings.Join(known, "}}, {{")+"}}")
 		}
 		rest = rest[j+len(mergeClose):]
 	}
