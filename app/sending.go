@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/mail"
+	"net/url"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -23,6 +24,7 @@ import (
 	"github.com/cgp-platform/cgp/projections/messaging"
 	"github.com/cgp-platform/cgp/projections/tenancy"
 	"github.com/cgp-platform/cgp/readapi"
+	"github.com/cgp-platform/cgp/reviews"
 	"github.com/cgp-platform/cgp/sending"
 )
 
@@ -35,6 +37,10 @@ type SendingHooks struct {
 	ReconcileWindow time.Duration
 	Timeout         time.Duration
 	Now             func() time.Time
+	// Opened, when set, is given the sending side once open and the
+	// review tokens its review requests carry, so a test can wait for the
+	// outbox reactor and read the tokens.
+	Opened func(*sending.Service, reviews.Tokens)
 }
 
 // openSending opens the sending side with its channels: WhatsApp through
@@ -76,14 +82,50 @@ func openSending(ctx context.Context, cfg Config, core *Core, a *App, reg promet
 	if smsClient != nil {
 		chans[domain.ChannelSMS] = sending.SMS{Client: smsClient}
 	}
-	return sending.Open(ctx, sending.Config{
+	svc, err := sending.Open(ctx, sending.Config{
 		Path: filepath.Join(cfg.DataDir, SendingFile), Log: core.Log, Codec: core.Codec, Commands: core.Commands,
 		Logger: core.Logger, Registry: reg,
 		Dispatch: sending.DispatcherConfig{Directory: sendingDirectory{customers: customers.NewQueries(a.Store.DB()), tenancy: a.Tenancy},
 			Journeys: sendingJourneys{journeys: journeys.NewQueries(a.Store.DB()), customers: customers.NewQueries(a.Store.DB()),
 				runtime: a.Runtime},
+			Links:    flowLinks{tokens: a.ReviewTokens(), tenancy: a.Tenancy},
 			Channels: chans, Schedule: h.Schedule, ReconcileWindow: window, Timeout: h.Timeout, Now: h.Now},
 	})
+	if err == nil && h.Opened != nil {
+		h.Opened(svc, a.ReviewTokens())
+	}
+	return svc, err
+}
+
+// ReviewTokens makes and reads the review tokens of review requests.
+func (a *App) ReviewTokens() reviews.Tokens {
+	return reviews.Tokens{Key: deriveKey(a.CursorKey, "cgp review tokens v1")}
+}
+
+// flowLinks makes the review-request links: the flow's review page, or
+// https://{shop domain}/pages/reviews, with the review_token parameter.
+type flowLinks struct {
+	tokens  reviews.Tokens
+	tenancy *tenancy.Queries
+}
+
+func (f flowLinks) ReviewLink(ctx context.Context, shop, customer, order, page string, issued time.Time) (string, error) {
+	if page == "" {
+		s, err := f.tenancy.ShopByID(ctx, shop)
+		if err != nil {
+			return "", err
+		}
+		page = "https://" + s.Domain + "/pages/reviews"
+	}
+	u, err := url.Parse(page)
+	if err != nil {
+		return "", fmt.Errorf("review page: %w", err)
+	}
+	q := u.Query()
+	q.Set("review_token", f.tokens.Token(reviews.Claims{ShopID: shop, CustomerID: customer, OrderID: order,
+		Expires: issued.Add(reviews.TokenLifetime)}))
+	u.RawQuery = q.Encode()
+	return u.String(), nil
 }
 
 // sendingJob runs the outbox reactor and the dispatcher.
@@ -125,7 +167,8 @@ func (d sendingDirectory) Recipients(ctx context.Context, shop, channel string, 
 	}
 	out := make(map[string]sending.Recipient, len(found))
 	for id, c := range found {
-		out[id] = sending.Recipient{Address: c.Address, FirstName: c.FirstName, LastName: c.LastName, Consented: c.Consented}
+		out[id] = sending.Recipient{Address: c.Address, FirstName: c.FirstName, LastName: c.LastName, Consented: c.Consented,
+			OptedOut: c.OptedOut}
 	}
 	return out, nil
 }

@@ -275,3 +275,10 @@ func reviewPage(s string) (string, error) {
 	}
 	return s, nil
 }
+
+// FlowMessageID is the id of a flow's message about subject (the order
+// of a review request, the checkout of a cart abandonment): one message
+// per order or checkout and flow, whatever happens to the runner.
+func FlowMessageID(flow, subject string) string {
+	return IDFromExternal(PrefixMessage, "flow_message", flow, subject)
+}

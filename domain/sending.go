@@ -237,11 +237,14 @@ const (
 )
 
 // Skip reasons: the recipient withdrew consent after the snapshot, has no
-// address on the channel any more, or was erased.
+// address on the channel any more, or was erased; a built-in flow's
+// message has no link to carry (a checkout's recovery link erased or
+// never sent).
 const (
 	SkipNoConsent = "no_consent"
 	SkipNoAddress = "no_address"
 	SkipErased    = "erased"
+	SkipNoLink    = "no_link"
 )
 
 // MaxOutcomesPerEvent bounds a MessageOutcomesRecorded event.
@@ -272,7 +275,7 @@ func (o *MessageOutcome) check() error {
 	case o.Outcome == OutcomeSent && o.ProviderMessageID != "" && o.ErrorCode == "" && o.SkipReason == "":
 	case o.Outcome == OutcomeFailed && o.ErrorCode != "" && o.SkipReason == "":
 		o.ProviderMessageID = ""
-	case o.Outcome == OutcomeSkipped && slices.Contains([]string{SkipNoConsent, SkipNoAddress, SkipErased}, o.SkipReason):
+	case o.Outcome == OutcomeSkipped && slices.Contains([]string{SkipNoConsent, SkipNoAddress, SkipErased, SkipNoLink}, o.SkipReason):
 		o.ProviderMessageID, o.ErrorCode, o.Provider = "", "", ""
 	default:
 		return Invalid("outcome", "an outcome is sent with the provider's id, failed with an error code, or skipped with a known reason")

@@ -39,6 +39,7 @@ var MessageListSpec = httpapi.ListSpec{
 	Resource: "messages",
 	Filters: map[string]httpapi.FilterKind{
 		"customer_id": httpapi.StringFilter(), "campaign_id": httpapi.StringFilter(), "journey_id": httpapi.StringFilter(),
+		"flow":    httpapi.EnumFilter(domain.Flows()...),
 		"channel": httpapi.EnumFilter(domain.MessageChannels()...), "status": httpapi.EnumFilter(MessageStatuses()...),
 	},
 	Sorts:       []string{"created_at"},
@@ -62,7 +63,7 @@ func (m *Messages) handleList(w http.ResponseWriter, r *http.Request) {
 			}
 			f := params.Filters
 			rows, next, err := m.q.Messages(r.Context(), messaging.MessageFilter{ShopID: p.ShopID, CustomerID: f["customer_id"],
-				CampaignID: f["campaign_id"], JourneyID: f["journey_id"], Channel: f["channel"], Status: f["status"],
+				CampaignID: f["campaign_id"], JourneyID: f["journey_id"], Flow: f["flow"], Channel: f["channel"], Status: f["status"],
 				After: after, Limit: params.Limit})
 			items := make([]httpapi.Resource, len(rows))
 			for i := range rows {

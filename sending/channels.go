@@ -47,7 +47,7 @@ func (w WhatsApp) Send(ctx context.Context, m Message) (string, string, error) {
 
 // Email sends e-mails through an SMTP relay, from From (its name is the
 // shop's name when From has none), with a one-click unsubscribe link for
-// marketing messages when Unsubscribe gives one.
+// marketing and flow messages when Unsubscribe gives one.
 type Email struct {
 	Sender *email.Sender
 	From   mail.Address
@@ -74,8 +74,10 @@ func (e Email) Send(ctx context.Context, m Message) (string, string, error) {
 	msg := email.Message{From: from, To: mail.Address{Name: m.To.FirstName, Address: m.To.Address}, Subject: m.Subject,
 		Text: m.Text, HTML: m.HTML, Headers: map[string]string{"X-Service-Message-Id": m.Ref.MessageID},
 		Date: e.now(), MessageIDLocal: m.Ref.MessageID}
-	if m.Ref.Intent == domain.IntentMarketing && e.Unsubscribe != nil {
-		// Every marketing e-mail carries its unsubscribe link in its body;
+	if (m.Ref.Intent == domain.IntentMarketing || m.Ref.Flow != "") && e.Unsubscribe != nil {
+		// Every marketing e-mail, and every built-in flow's (a review
+		// request is transactional but still asks for something), carries
+		// its unsubscribe link in its body;
 		// the List-Unsubscribe header (RFC 8058 one-click) only when the
 		// link is https, as mailbox providers require.
 		link := e.Unsubscribe(m.Ref)

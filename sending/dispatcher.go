@@ -25,8 +25,22 @@ type Recipient struct {
 	Address             string
 	FirstName, LastName string
 	// Consented tells whether the customer may receive a marketing
-	// message on the channel now.
-	Consented bool
+	// message on the channel now; OptedOut whether it unsubscribed from
+	// the channel (see MaySend).
+	Consented, OptedOut bool
+}
+
+// MaySend tells whether a message of intent may go to the recipient on
+// channel: a marketing message needs consent on the channel; a
+// transactional one (the review request) goes by e-mail to anyone who did
+// not unsubscribe, and by WhatsApp or SMS only with the channel's opt-in
+// (WhatsApp's business policy and the SMS rules ask it of any message a
+// business starts).
+func (r Recipient) MaySend(intent, channel string) bool {
+	if intent == domain.IntentTransactional && channel == domain.ChannelEmail {
+		return !r.OptedOut
+	}
+	return r.Consented
 }
 
 // Directory reads what sending needs from the read models.
@@ -51,6 +65,9 @@ type Message struct {
 	// message's.
 	Template, Language string
 	Parameters         []string
+	// Values are the merge fields of a flow's message besides the
+	// recipient's (its link).
+	Values map[string]string
 	// Attempt counts from 1.
 	Attempt int
 }
@@ -74,6 +91,17 @@ type DispatcherConfig struct {
 	Directory Directory
 	// Journeys is read by the journey runner (nil: journeys do not run).
 	Journeys Journeys
+	// Head is the log's head position and Applied the outbox reactor's:
+	// the flows fire a run once the reactor applied the log as it was when
+	// the run fell due (filled by Open; nil: flows do not run).
+	Head    func(ctx context.Context) (uint64, error)
+	Applied func() uint64
+	// Trigger decodes the event at a position (a checkout snapshot with
+	// its recovery link); filled by Open.
+	Trigger func(ctx context.Context, pos uint64) (domain.Event, error)
+	// Links makes the review-request links (nil: review requests are
+	// skipped, no link).
+	Links FlowLinks
 	// Channels sends each channel's messages; a message of a channel
 	// without one fails with code channel_unavailable.
 	Channels map[string]Channel
@@ -330,6 +358,9 @@ func (d *Dispatcher) dispatch(ctx, sends context.Context) (time.Time, error) {
 		return time.Time{}, err
 	}
 	if err := d.runJourneys(ctx, now); err != nil {
+		return time.Time{}, err
+	}
+	if err := d.runFlows(ctx, now); err != nil {
 		return time.Time{}, err
 	}
 	free := d.cfg.Concurrency - d.sending
@@ -701,6 +732,11 @@ func (d *Dispatcher) message(ctx context.Context, r row, shopName string) (Messa
 		}
 		m.Subject, m.Text, m.HTML, m.Parameters = c.Subject, c.Text, c.HTML, c.Parameters
 		m.Template, m.Language = c.Template, c.Language
+		if r.ref.Flow != "" {
+			if err := d.flowValues(ctx, &m, c); err != nil {
+				return m, fmt.Errorf("message %s: %w", r.ref.MessageID, err)
+			}
+		}
 		return m, nil
 	}
 	c, err := d.campaign(ctx, r.ref.CampaignID)
@@ -739,6 +775,9 @@ func (d *Dispatcher) campaign(ctx context.Context, id string) (*campaign, error)
 func merge(m *Message) {
 	values := map[string]string{"first_name": m.To.FirstName, "last_name": m.To.LastName,
 		"full_name": strings.TrimSpace(m.To.FirstName + " " + m.To.LastName), "shop_name": m.ShopName}
+	for k, v := range m.Values {
+		values[k] = v
+	}
 	m.Subject, m.Text = domain.RenderMergeFields(m.Subject, values, nil), domain.RenderMergeFields(m.Text, values, nil)
 	m.HTML = domain.RenderMergeFields(m.HTML, values, html.EscapeString)
 	params := make([]string, len(m.Parameters))
@@ -767,8 +806,12 @@ func (d *Dispatcher) attempt(ctx context.Context, m Message, exists bool) result
 		o.Outcome, o.SkipReason = domain.OutcomeSkipped, domain.SkipErased
 	case m.To.Address == "":
 		o.Outcome, o.SkipReason = domain.OutcomeSkipped, domain.SkipNoAddress
-	case m.Ref.Intent == domain.IntentMarketing && !m.To.Consented:
+	case !m.To.MaySend(m.Ref.Intent, m.Ref.Channel):
 		o.Outcome, o.SkipReason = domain.OutcomeSkipped, domain.SkipNoConsent
+	case m.Ref.Flow != "" && m.Values[m.link()] == "":
+		// A flow's message without its link (the checkout's recovery
+		// link erased or never sent) would ask for nothing.
+		o.Outcome, o.SkipReason = domain.OutcomeSkipped, domain.SkipNoLink
 	}
 	if o.Outcome == "" {
 		ch, ok := d.cfg.Channels[m.Ref.Channel]

@@ -41,6 +41,13 @@ type journeyContent struct {
 	domain.MessageContent
 	Template string `json:"template,omitempty"`
 	Language string `json:"language,omitempty"`
+	// A flow's message also carries what its links need: the order of a
+	// review request with its name and the review page, the position of
+	// the checkout snapshot of a cart abandonment.
+	Order     string `json:"order,omitempty"`
+	OrderName string `json:"order_name,omitempty"`
+	Page      string `json:"page,omitempty"`
+	Trigger   uint64 `json:"trigger,omitempty"`
 }
 
 // runJourneys runs the due enrollments' steps (up to 256 a call): each

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/cgp-platform/cgp/domain"
@@ -110,7 +111,7 @@ CREATE INDEX snd_enrollments_due ON snd_enrollments (due_at) WHERE state = 'acti
 CREATE INDEX snd_enrollments_finishing ON snd_enrollments (enrollment_id) WHERE state = 'finishing';
 CREATE INDEX snd_enrollments_shop ON snd_enrollments (shop_id);
 ALTER TABLE snd_outbox ADD COLUMN content TEXT NOT NULL DEFAULT '';
-`}}
+`}, flowMigration}
 
 // outboxProjector returns the outbox reactor; committed is called after
 // each transaction that applied an event (it wakes the dispatcher), with
@@ -119,7 +120,11 @@ func outboxProjector(codec *envelope.Codec, now func() int64, committed func()) 
 	cases := projections.NewTxCases(
 		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.ShopErased, _ *projections.DecodedEvent) error {
 			return readmodel.DeleteShopRows(ctx, tx, ev.ShopID, readmodel.ShopRows("snd_campaigns"), readmodel.ShopRows("snd_outbox"),
-				readmodel.ShopRows("snd_numbers"), readmodel.ShopRows("snd_enrollments"))
+				readmodel.ShopRows("snd_numbers"), readmodel.ShopRows("snd_enrollments"), readmodel.ShopRows("snd_flow_settings"),
+				readmodel.ShopRows("snd_flow_runs"))
+		}),
+		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.FlowConfigured, _ *projections.DecodedEvent) error {
+			return configureFlow(ctx, tx, ev)
 		}),
 		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.CampaignCreated, _ *projections.DecodedEvent) error {
 			content := ""
@@ -192,11 +197,17 @@ func outboxProjector(codec *envelope.Codec, now func() int64, committed func()) 
 				AND state IN (?, ?)`, StateSettled, ev.MessageID, ev.ClientReference, ev.ShopID, StateInFlight, StateInDoubt)
 		}),
 	)
+	handle := cases.Handle(codec, nil)
 	return projections.Projector{
 		Name:       OutboxName,
 		Migrations: migrations,
-		Types:      cases.Types(),
-		Handle:     cases.Handle(codec, nil),
+		Types:      append(cases.Types(), flowTriggerTypes...),
+		Handle: func(ctx context.Context, tx *sql.Tx, e eventlog.Event) error {
+			if slices.Contains(flowTriggerTypes, e.Type) {
+				return flowTrigger(ctx, tx, codec, e, now())
+			}
+			return handle(ctx, tx, e)
+		},
 		Committed: func(eventlog.Event) {
 			if committed != nil {
 				committed()

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/cgp-platform/cgp/commands"
+	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/envelope"
 	"github.com/cgp-platform/cgp/eventlog"
 	"github.com/cgp-platform/cgp/projections"
@@ -61,6 +62,11 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 	}
 	dc := cfg.Dispatch
 	dc.DB, dc.Commands, dc.Logger, dc.Write = store.DB(), cfg.Commands, cfg.Logger, store.Maintain
+	dc.Head = cfg.Log.HeadPosition
+	dc.Applied = func() uint64 { return rt.Checkpoints()[OutboxName] }
+	dc.Trigger = func(ctx context.Context, pos uint64) (domain.Event, error) {
+		return decodeAt(ctx, cfg.Log, cfg.Codec, pos)
+	}
 	s := &Service{log: cfg.Log, Store: store, Runtime: rt, Dispatcher: NewDispatcher(dc)}
 	now := func() int64 { return s.Dispatcher.cfg.Now().UnixMicro() }
 	p := outboxProjector(cfg.Codec, now, s.Dispatcher.Wake)
@@ -98,6 +104,22 @@ func (s *Service) Run(ctx context.Context) error {
 // WaitFor waits until the outbox reactor has applied the log up to pos.
 func (s *Service) WaitFor(ctx context.Context, pos eventlog.Position, _ ...string) error {
 	return s.Runtime.WaitFor(ctx, pos, OutboxName)
+}
+
+// decodeAt decodes the event at pos.
+func decodeAt(ctx context.Context, log eventlog.Log, codec *envelope.Codec, pos uint64) (domain.Event, error) {
+	evs, err := log.ReadAll(ctx, pos-1, 1)
+	if err != nil {
+		return nil, fmt.Errorf("read event %d: %w", pos, err)
+	}
+	if len(evs) == 0 || evs[0].Position != pos {
+		return nil, fmt.Errorf("read event %d: not in the log", pos)
+	}
+	d, err := codec.Decode(ctx, &evs[0])
+	if err != nil {
+		return nil, err
+	}
+	return d.Event, nil
 }
 
 // Close closes the reactor's runtime and the store.

@@ -12,10 +12,11 @@ import (
 // Contact is what sending a message to a customer needs: its address on
 // the channel (e-mail, or phone for SMS and WhatsApp; "" when none), its
 // names for merge fields, and whether it consents to marketing on the
-// channel now.
+// channel now, or opted out of it (unsubscribed: a transactional e-mail
+// still goes to a customer who never consented, not to one who opted out).
 type Contact struct {
 	Address, FirstName, LastName string
-	Consented                    bool
+	Consented, OptedOut          bool
 }
 
 // Contacts returns the contacts on channel of the shop's customers ids
@@ -96,7 +97,7 @@ func (q *Queries) Contacts(ctx context.Context, shop, channel string, ids []stri
 		}
 		latest[id] = at
 		c := out[id]
-		c.Consented = domain.ConsentGiven(state)
+		c.Consented, c.OptedOut = domain.ConsentGiven(state), state == domain.ConsentUnsubscribed
 		out[id] = c
 	}
 	return out, rows.Err()

@@ -35,9 +35,9 @@ type MessageKey struct {
 
 // MessageFilter selects messages of a shop; empty fields select all.
 type MessageFilter struct {
-	ShopID, CustomerID, CampaignID, JourneyID, Channel, Status string
-	After                                                      *MessageKey
-	Limit                                                      int
+	ShopID, CustomerID, CampaignID, JourneyID, Flow, Channel, Status string
+	After                                                            *MessageKey
+	Limit                                                            int
 }
 
 // statusExpr derives a row's status from its columns.
@@ -85,6 +85,7 @@ func (q *Queries) Messages(ctx context.Context, f MessageFilter) ([]Sent, *Messa
 	// The literal terms let SQLite use the partial indexes.
 	add("campaign_id = ? AND campaign_id <> ''", f.CampaignID)
 	add("journey_id = ? AND journey_id <> ''", f.JourneyID)
+	add("flow = ?", f.Flow)
 	add("channel = ?", f.Channel)
 	add("("+statusExpr+") = ?", f.Status)
 	if f.After != nil {

@@ -1,0 +1,6 @@
+// Package reviews holds the product reviews' parts that other features
+// use: today the review token, the signed proof of purchase a review
+// request carries and the storefront reviews endpoint accepts.
+//
+// It imports nothing of the service.
+package reviews
