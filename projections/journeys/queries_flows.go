@@ -23,9 +23,11 @@ type FlowView struct {
 }
 
 // FlowFromEvent is the view a FlowConfigured event makes, for answering an
-// edit before the read model caught up.
+// edit before the read model caught up; ConfiguredAt is kept to the
+// microsecond, as the read model stores it, so that the answer and a
+// later read agree.
 func FlowFromEvent(ev *domain.FlowConfigured) FlowView {
-	return FlowView{ShopID: ev.ShopID, Name: ev.Flow, Settings: ev.Settings, ConfiguredAt: ev.ConfiguredAt}
+	return FlowView{ShopID: ev.ShopID, Name: ev.Flow, Settings: ev.Settings, ConfiguredAt: ev.ConfiguredAt.Truncate(time.Microsecond)}
 }
 
 // Flows returns the shop's settings of every built-in flow, in
