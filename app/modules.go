@@ -142,7 +142,7 @@ func Modules() []Module {
 		Name:       "journeys",
 		Projectors: func(d Deps) []projections.Projector { return one(journeys.Projector(d.Codec)) },
 		Reactors:   func(d Deps) []projections.Projector { return one(enrollment.Projector(d.Codec, enroll(d))) },
-		Routes:     []Route{{"readapi.Journeys, writeapi.Journeys", mountJourneys}},
+		Routes:     []Route{{"readapi.Journeys, writeapi.Journeys", mountJourneys}, {"readapi.Flows, writeapi.Flows", mountFlows}},
 	}, {
 		Name:       "webhooks",
 		Projectors: func(d Deps) []projections.Projector { return one(webhooksubs.Projector(d.Codec)) },

@@ -115,6 +115,13 @@ func mountJourneys(a *App, r *mux.Router, idem Middleware) {
 	writeapi.NewJourneys(a.Commands, a.Auth, idem, q, a.Runtime).Routes(r)
 }
 
+// mountFlows registers the built-in flows' settings endpoints (read from
+// the journeys read model).
+func mountFlows(a *App, r *mux.Router, idem Middleware) {
+	readapi.NewFlows(journeys.NewQueries(a.Store.DB()), a.Auth, a.Runtime).Routes(r)
+	writeapi.NewFlows(a.Commands, a.Auth, idem).Routes(r)
+}
+
 // mountWebhooks registers the webhook subscription endpoints and the
 // event-type catalogue (the deliveries' endpoints are the delivery
 // side's).

@@ -1,4 +1,5 @@
-// Package journeys is the read model of journeys and their enrollments.
+// Package journeys is the read model of journeys and their enrollments,
+// and of the shops' settings of the built-in flows (domain.Flows).
 // Who enrolls is decided by the enrollment reactor (projections/enrollment),
 // not here: this projector issues no command, so a replay may rebuild it.
 package journeys
@@ -63,6 +64,14 @@ CREATE TABLE journey_versions (
 CREATE INDEX journey_versions_shop ON journey_versions (shop_id);
 INSERT INTO journey_versions (journey_id, version, shop_id, steps, created_at)
 	SELECT journey_id, 1, shop_id, steps, created_at FROM journeys;
+`}, {Version: 4, SQL: `
+CREATE TABLE flow_settings (
+	shop_id       TEXT NOT NULL,
+	flow          TEXT NOT NULL,
+	settings      TEXT NOT NULL,
+	configured_at INTEGER NOT NULL,
+	PRIMARY KEY (shop_id, flow)
+);
 `}}
 
 // Projector returns the journeys projector, a read model only: the
@@ -80,7 +89,7 @@ func Projector(codec *envelope.Codec) projections.Projector {
 var cases = projections.NewTxCases(
 	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.ShopErased, _ *projections.DecodedEvent) error {
 		return readmodel.DeleteShopRows(ctx, tx, ev.ShopID, readmodel.ShopRows("journey_enrollments"), readmodel.ShopRows("journey_versions"),
-			readmodel.ShopRows("journeys"))
+			readmodel.ShopRows("journeys"), readmodel.ShopRows("flow_settings"))
 	}),
 	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.JourneyCreated, e *projections.DecodedEvent) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO journeys (journey_id, shop_id, name, trigger_topic, steps, allow_reentry, status,
@@ -126,6 +135,13 @@ var cases = projections.NewTxCases(
 	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.JourneyResumed, _ *projections.DecodedEvent) error {
 		_, err := tx.ExecContext(ctx, `UPDATE journeys SET status = ?, paused_reason = '', paused_at = 0, updated_at = ?
 		WHERE journey_id = ? AND shop_id = ?`, domain.JourneyStatusActive, readmodel.Micros(ev.ResumedAt), ev.JourneyID, ev.ShopID)
+		return err
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.FlowConfigured, _ *projections.DecodedEvent) error {
+		// Settings hold every setting after the edit: the last one wins.
+		_, err := tx.ExecContext(ctx, `INSERT INTO flow_settings (shop_id, flow, settings, configured_at) VALUES (?, ?, ?, ?)
+		ON CONFLICT (shop_id, flow) DO UPDATE SET settings = excluded.settings, configured_at = excluded.configured_at`,
+			ev.ShopID, ev.Flow, readmodel.JSONText(ev.Settings, "{}"), readmodel.Micros(ev.ConfiguredAt))
 		return err
 	}),
 )
