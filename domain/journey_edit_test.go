@@ -167,11 +167,16 @@ func TestEnrollByHand(t *testing.T) {
 		t.Fatalf("%+v %v", ev, err)
 	}
 	a.Apply(ev)
-	for name, in := range map[string]domain.Enrollment{
-		"same request": in,
-		"active":       {ShopID: "shop_1", JourneyID: "jrn_1", CustomerID: "cus_1", TriggerEventID: "k2", AllowReentry: true},
-		"no re-entry":  {ShopID: "shop_1", JourneyID: "jrn_1", CustomerID: "cus_1", TriggerEventID: "k3"},
+	// In this order: the last case ends the active enrollment first.
+	for _, c := range []struct {
+		name string
+		in   domain.Enrollment
+	}{
+		{"same request", in},
+		{"active", domain.Enrollment{ShopID: "shop_1", JourneyID: "jrn_1", CustomerID: "cus_1", TriggerEventID: "k2", AllowReentry: true}},
+		{"no re-entry", domain.Enrollment{ShopID: "shop_1", JourneyID: "jrn_1", CustomerID: "cus_1", TriggerEventID: "k3"}},
 	} {
+		name, in := c.name, c.in
 		if name == "no re-entry" {
 			a.Apply(&domain.JourneyEnrollmentExited{EnrollmentID: ev.EnrollmentID})
 		}

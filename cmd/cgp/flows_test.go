@@ -150,12 +150,26 @@ func TestBuiltInFlows(t *testing.T) {
 		t.Fatalf("cart e-mail without its unsubscribe link:\n%s", b.text)
 	}
 
+	// Switched off, the cart abandonment cancels its waiting runs: F's
+	// checkout, open before, is never followed up.
+	post("customers/create", "fl-c-61006", stateCustomer(61006, "fl61006@example.com", "subscribed", "not_subscribed"))
+	waitOutbox(post("checkouts/update", "fl-k-6", openCheckout(t, 71006, 61006, recovery(71006))))
+	off := c.ok(200, http.MethodPatch, "/api/v1/flows/cart_abandonment", `{"data":{"attributes":{"enabled":false}}}`)
+	if attrs(data(off, t))["enabled"] != false {
+		t.Fatalf("switched off: %s", off.body)
+	}
+	waitOutbox(off.position(t))
+
 	// 7 days after the fulfilments: the review requests of A's and C's
-	// orders; D unsubscribed; order 81009 was cancelled.
+	// orders; D unsubscribed; order 81009 was cancelled. F's cart stays
+	// unsent.
 	clock.Add((7 * 24 * time.Hour).Microseconds())
 	revs := waitMessages(c, "review_request", 3)
 	if n := relay.Count(); n != 3 {
 		t.Fatalf("%d e-mails, want 3", n)
+	}
+	if n := len(c.list("/api/v1/messages?filter[flow]=cart_abandonment", "")); n != 2 {
+		t.Fatalf("%d cart abandonment messages, want 2", n)
 	}
 	wantStatuses(t, revs, map[string]string{"fl61001@example.com": "sent", "fl61003@example.com": "sent",
 		"fl61004@example.com": "skipped:no_consent"}, c)
