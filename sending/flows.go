@@ -71,6 +71,10 @@ CREATE INDEX snd_flow_runs_customer ON snd_flow_runs (shop_id, customer_id) WHER
 CREATE INDEX snd_flow_runs_shop ON snd_flow_runs (shop_id, flow);
 `}
 
+// flowHorizon is how much older than its flow's delay a trigger may be
+// and still start a run.
+const flowHorizon = 24 * time.Hour
+
 // flowTriggerTypes are the events the flows read without decoding them
 // whole (flowTrigger).
 var flowTriggerTypes = []string{"OrderRecorded", "CheckoutRecorded"}
@@ -108,8 +112,14 @@ func flowTrigger(ctx context.Context, tx *sql.Tx, codec *envelope.Codec, e event
 	if f.Stale || f.CustomerID == "" {
 		return nil // an older snapshot, or a guest: nobody to write to
 	}
+	// A trigger older than the flow's delay plus a day (a sending store
+	// rebuilt from an old log, a long outage) starts no run: nobody is
+	// asked to review last year's order. It still cancels.
+	recent := func(s domain.FlowSettings) bool {
+		return now-e.RecordedAt.UnixMicro() <= int64(s.DelayMinutes)*int64(time.Minute/time.Microsecond)+int64(flowHorizon/time.Microsecond)
+	}
 	if e.Type == "OrderRecorded" {
-		return flowOrder(ctx, tx, e, f, now)
+		return flowOrder(ctx, tx, e, f, now, recent)
 	}
 	if f.Topic != "checkouts/create" && f.Topic != "checkouts/update" {
 		return nil
@@ -119,7 +129,7 @@ func flowTrigger(ctx context.Context, tx *sql.Tx, codec *envelope.Codec, e event
 		return cancelRun(ctx, tx, `message_id = ?`, cancelCheckoutCompleted, id)
 	}
 	s, err := flowSettings(ctx, tx, e.ShopID, domain.FlowCartAbandonment)
-	if err != nil || !s.Enabled {
+	if err != nil || !s.Enabled || !recent(s) {
 		return err
 	}
 	// Each change of the checkout starts the window again: it is
@@ -134,7 +144,7 @@ func flowTrigger(ctx context.Context, tx *sql.Tx, codec *envelope.Codec, e event
 // flowOrder applies an order snapshot: a new order of the customer
 // cancels its waiting cart abandonments, a cancelled order its review
 // request, a fulfilled one starts its review request.
-func flowOrder(ctx context.Context, tx *sql.Tx, e eventlog.Event, f triggerFields, now int64) error {
+func flowOrder(ctx context.Context, tx *sql.Tx, e eventlog.Event, f triggerFields, now int64, recent func(domain.FlowSettings) bool) error {
 	if f.First || f.Topic == "orders/create" {
 		if err := cancelRun(ctx, tx, `shop_id = ? AND customer_id = ? AND flow = ?`, cancelOrdered, e.ShopID, f.CustomerID,
 			domain.FlowCartAbandonment); err != nil {
@@ -149,7 +159,7 @@ func flowOrder(ctx context.Context, tx *sql.Tx, e eventlog.Event, f triggerField
 		return nil
 	}
 	s, err := flowSettings(ctx, tx, e.ShopID, domain.FlowReviewRequest)
-	if err != nil || !s.Enabled {
+	if err != nil || !s.Enabled || !recent(s) {
 		return err
 	}
 	return exec(ctx, tx, `INSERT INTO snd_flow_runs (message_id, shop_id, flow, customer_id, subject_id, order_name, trigger_position,

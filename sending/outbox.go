@@ -159,6 +159,13 @@ func outboxProjector(codec *envelope.Codec, now func() int64, committed func()) 
 				if err := done(ctx, tx, o.MessageID, o.Outcome, o.ProviderMessageID); err != nil {
 					return err
 				}
+				if o.Flow != "" {
+					// A store rebuilt from the log: the run's message went.
+					if err := exec(ctx, tx, `UPDATE snd_flow_runs SET state = ? WHERE message_id = ? AND state = ?`, runDone,
+						o.MessageID, runWaiting); err != nil {
+						return err
+					}
+				}
 			}
 			return nil
 		}),

@@ -173,6 +173,24 @@ func TestBuiltInFlows(t *testing.T) {
 	}
 	wantStatuses(t, revs, map[string]string{"fl61001@example.com": "sent", "fl61003@example.com": "sent",
 		"fl61004@example.com": "skipped:no_consent"}, c)
+	// A fulfilment recorded longer ago than the delay plus a day, as the
+	// sending side reads it (a store rebuilt from an old log), starts no
+	// run.
+	runs := func() (n int) {
+		t.Helper()
+		if err := svc.Load().Store.DB().QueryRow(`SELECT COUNT(*) FROM snd_flow_runs WHERE flow = 'review_request'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := runs(); n != 4 {
+		t.Fatalf("%d review runs, want 4", n)
+	}
+	clock.Add((2 * 24 * time.Hour).Microseconds())
+	waitOutbox(post("orders/fulfilled", "fl-f-10", flowOrder(t, "orders/fulfilled", 81010, 61001, "")))
+	if n := runs(); n != 4 {
+		t.Fatalf("%d review runs after an old fulfilment, want 4", n)
+	}
 	for ext, order := range map[int64]int64{61001: 81001, 61003: 81003} {
 		e := emailTo(t, relay, fmt.Sprintf("fl%d@example.com", ext))
 		if !strings.Contains(e.text, fmt.Sprintf("order #%d", order)) {
