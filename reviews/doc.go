@@ -2,5 +2,5 @@
 // use: today the review token, the signed proof of purchase a review
 // request carries and the storefront reviews endpoint accepts.
 //
-// It imports nothing of the service.
+// It imports internal/signedtoken only.
 package reviews
