@@ -31,8 +31,8 @@ var sources = []string{
 	"OrderRecorded", "RefundRecorded",
 	"ProductCreated", "ProductUpdated", "ProductRecorded", "ProductDeleted",
 	"InventoryLevelUpdated", "InventoryAdjusted",
-	"CampaignLaunched", "CampaignPaused", "CampaignResumed",
-	"JourneyPaused", "JourneyResumed", "JourneyEnrollmentStarted", "JourneyEnrollmentExited",
+	"CampaignLaunched", "CampaignPaused", "CampaignResumed", "CampaignCompleted",
+	"JourneyPaused", "JourneyResumed", "JourneyEnrollmentStarted", "JourneyEnrollmentCompleted", "JourneyEnrollmentExited",
 	"MessageStatusReported", "WhatsAppTemplateStatusUpdated", "GdprRequestCompleted",
 }
 
@@ -100,6 +100,9 @@ func Outbound(ev domain.Event) (typ string, data any, ok bool) {
 	case *domain.CampaignResumed:
 		return "campaign.resumed", map[string]any{"campaign_id": e.CampaignID, "reason": e.Reason, "status": e.Status,
 			"resumed_at": e.ResumedAt}, true
+	case *domain.CampaignCompleted:
+		return "campaign.completed", map[string]any{"campaign_id": e.CampaignID, "recipients": e.Recipients, "sent": e.Sent,
+			"failed": e.Failed, "skipped": e.Skipped, "completed_at": e.CompletedAt}, true
 	case *domain.JourneyPaused:
 		return "journey.paused", map[string]any{"journey_id": e.JourneyID, "reason": e.Reason, "template_id": e.TemplateID,
 			"paused_at": e.PausedAt}, true
@@ -108,6 +111,9 @@ func Outbound(ev domain.Event) (typ string, data any, ok bool) {
 	case *domain.JourneyEnrollmentStarted:
 		return "enrollment.started", map[string]any{"enrollment_id": e.EnrollmentID, "journey_id": e.JourneyID,
 			"customer_id": e.CustomerID, "trigger_topic": e.TriggerTopic, "enrolled_at": e.EnrolledAt}, true
+	case *domain.JourneyEnrollmentCompleted:
+		return "enrollment.completed", map[string]any{"enrollment_id": e.EnrollmentID, "journey_id": e.JourneyID,
+			"customer_id": e.CustomerID, "completed_at": e.CompletedAt}, true
 	case *domain.JourneyEnrollmentExited:
 		return "enrollment.exited", map[string]any{"enrollment_id": e.EnrollmentID, "journey_id": e.JourneyID,
 			"customer_id": e.CustomerID, "reason": e.Reason, "exited_at": e.ExitedAt}, true
