@@ -376,12 +376,6 @@ func WhatsAppSendingLimit(tier, rating string) SendingLimit {
 	return l
 }
 
-// Alert severities (the specification's P1 to P3).
-const (
-	SeverityP1 = "P1"
-	SeverityP2 = "P2"
-)
-
 // WhatsAppSendingLimitChanged: a number's quality or tier changed its
 // daily sending allowance. YELLOW throttles it (a P2 alert: the merchant
 // is to investigate), RED stops sending on it (P1), GREEN restores it (no
