@@ -14,6 +14,7 @@ import (
 	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/envelope"
 	"github.com/cgp-platform/cgp/eventlog"
+	"github.com/cgp-platform/cgp/internal/sidestore"
 	"github.com/cgp-platform/cgp/projections"
 	rmsqlite "github.com/cgp-platform/cgp/readmodel/sqlite"
 )
@@ -48,18 +49,12 @@ type Service struct {
 // Open opens the sending store, migrates it and builds the outbox reactor
 // and the dispatcher. Run starts them.
 func Open(ctx context.Context, cfg Config) (*Service, error) {
-	store, err := rmsqlite.Open(rmsqlite.Config{Path: cfg.Path, WriterCacheKiB: 16 * 1024})
+	side, err := sidestore.Open(sidestore.Config{Path: cfg.Path, What: "the sending store", Log: cfg.Log, Logger: cfg.Logger,
+		Registry: cfg.Registry, Prefix: "cgp_sending_"})
 	if err != nil {
-		return nil, fmt.Errorf("open the sending store: %w", err)
+		return nil, err
 	}
-	reg := cfg.Registry
-	if reg != nil {
-		reg = prometheus.WrapRegistererWithPrefix("cgp_sending_", reg)
-	}
-	rt, err := projections.New(projections.Config{Log: cfg.Log, Store: store, Logger: cfg.Logger, Registry: reg, Batch: 256})
-	if err != nil {
-		return nil, errors.Join(err, store.Close())
-	}
+	store, rt := side.Store, side.Runtime
 	dc := cfg.Dispatch
 	dc.DB, dc.Commands, dc.Logger, dc.Write = store.DB(), cfg.Commands, cfg.Logger, store.Maintain
 	dc.Head = cfg.Log.HeadPosition
@@ -69,12 +64,8 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 	}
 	s := &Service{log: cfg.Log, Store: store, Runtime: rt, Dispatcher: NewDispatcher(dc)}
 	now := func() int64 { return s.Dispatcher.cfg.Now().UnixMicro() }
-	p := outboxProjector(cfg.Codec, now, s.Dispatcher.Wake)
-	if err := store.Migrate(ctx, p.Name, p.Migrations); err != nil {
-		return nil, errors.Join(err, store.Close())
-	}
-	if err := rt.Register(p); err != nil {
-		return nil, errors.Join(err, store.Close())
+	if err := side.Register(ctx, outboxProjector(cfg.Codec, now, s.Dispatcher.Wake)); err != nil {
+		return nil, err
 	}
 	return s, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/cgp-platform/cgp/commands"
 	"github.com/cgp-platform/cgp/envelope"
 	"github.com/cgp-platform/cgp/eventlog"
+	"github.com/cgp-platform/cgp/internal/sidestore"
 	"github.com/cgp-platform/cgp/outbound"
 	"github.com/cgp-platform/cgp/projections"
 	rmsqlite "github.com/cgp-platform/cgp/readmodel/sqlite"
@@ -54,31 +55,18 @@ type Service struct {
 // Open opens the delivery store, migrates it and builds the fan-out and
 // the dispatcher. Run starts them.
 func Open(ctx context.Context, cfg Config) (*Service, error) {
-	store, err := rmsqlite.Open(rmsqlite.Config{Path: cfg.Path, WriterCacheKiB: 16 * 1024})
+	side, err := sidestore.Open(sidestore.Config{Path: cfg.Path, What: "the webhook delivery store", Log: cfg.Log, Logger: cfg.Logger,
+		Registry: cfg.Registry, Prefix: "cgp_webhooks_"})
 	if err != nil {
-		return nil, fmt.Errorf("open the webhook delivery store: %w", err)
+		return nil, err
 	}
-	reg := cfg.Registry
-	if reg != nil {
-		reg = prometheus.WrapRegistererWithPrefix("cgp_webhooks_", reg)
-	}
-	// The fan-out takes up to 256 events a transaction (those already
-	// waiting): its transactions share the store's one writer with the
-	// dispatcher's records, so fewer and larger ones leave it free more.
-	rt, err := projections.New(projections.Config{Log: cfg.Log, Store: store, Logger: cfg.Logger, Registry: reg, Batch: 256})
-	if err != nil {
-		return nil, errors.Join(err, store.Close())
-	}
+	store, rt := side.Store, side.Runtime
 	dc := cfg.Dispatch
 	dc.DB, dc.Codec, dc.Sender, dc.Commands, dc.Logger = store.DB(), cfg.Codec, cfg.Sender, cfg.Commands, cfg.Logger
 	dc.Write = store.Maintain
 	s := &Service{log: cfg.Log, Store: store, Runtime: rt, Dispatcher: NewDispatcher(dc), Queries: &Queries{db: store.DB()}}
-	p := fanoutProjector(cfg.Codec, s.Dispatcher.Wake, s.Dispatcher.SubscriptionsChanged)
-	if err := store.Migrate(ctx, p.Name, p.Migrations); err != nil {
-		return nil, errors.Join(err, store.Close())
-	}
-	if err := rt.Register(p); err != nil {
-		return nil, errors.Join(err, store.Close())
+	if err := side.Register(ctx, fanoutProjector(cfg.Codec, s.Dispatcher.Wake, s.Dispatcher.SubscriptionsChanged)); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
