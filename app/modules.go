@@ -29,6 +29,7 @@ import (
 	"github.com/cgp-platform/cgp/projections/journeys"
 	"github.com/cgp-platform/cgp/projections/marketplaces"
 	"github.com/cgp-platform/cgp/projections/messaging"
+	"github.com/cgp-platform/cgp/projections/notifications"
 	"github.com/cgp-platform/cgp/projections/templateholds"
 	"github.com/cgp-platform/cgp/projections/tenancy"
 	"github.com/cgp-platform/cgp/projections/webhooksubs"
@@ -150,6 +151,11 @@ func Modules() []Module {
 			{"readapi.WebhookDeliveries, writeapi.WebhookDeliveries", mountWebhookDeliveries}},
 		Jobs:     []BackgroundJob{{"webhook_delivery", webhookDeliveryJob}},
 		Commands: []string{"webhooks"},
+	}, {
+		Name:       "notifications",
+		Projectors: func(d Deps) []projections.Projector { return one(notifications.Projector(d.Codec)) },
+		Routes: []Route{{"readapi.Notifications, writeapi.Notifications", mountNotifications},
+			{"readapi.Shop, writeapi.Shop", mountShop}},
 	}, {
 		Name:       "intelligence",
 		Projectors: func(d Deps) []projections.Projector { return one(intelligence.Projector(d.Codec)) },

@@ -92,6 +92,14 @@ func ServeWritten[T any](w http.ResponseWriter, r *http.Request, wait Waiter, pr
 // the cursor of the next page.
 func ServeKeyset[K any](w http.ResponseWriter, r *http.Request, cursors *httpapi.CursorCodec, wait Waiter, projector string,
 	spec httpapi.ListSpec, load func(httpapi.ListParams, *K) ([]httpapi.Resource, *K, error), rels ...Relation) {
+	ServeKeysetMeta(w, r, cursors, wait, projector, spec, load, nil, rels...)
+}
+
+// ServeKeysetMeta is ServeKeyset with the list's top-level meta, read by
+// meta (when not nil) after the page.
+func ServeKeysetMeta[K any](w http.ResponseWriter, r *http.Request, cursors *httpapi.CursorCodec, wait Waiter, projector string,
+	spec httpapi.ListSpec, load func(httpapi.ListParams, *K) ([]httpapi.Resource, *K, error),
+	meta func(ctx context.Context) (map[string]any, error), rels ...Relation) {
 	spec.Includes = relationNames(rels)
 	params, err := httpapi.ParseList(r, spec, cursors)
 	if err == nil {
@@ -116,6 +124,9 @@ func ServeKeyset[K any](w http.ResponseWriter, r *http.Request, cursors *httpapi
 	}
 	if err == nil && next != nil {
 		pg.NextCursor, err = params.NextCursor(next)
+	}
+	if err == nil && meta != nil {
+		pg.Meta, err = meta(r.Context())
 	}
 	if err != nil {
 		httpapi.WriteError(w, r, err)
