@@ -77,7 +77,9 @@ func (n *Notifications) handleGet(w http.ResponseWriter, r *http.Request) {
 	p, _ := auth.FromContext(r.Context())
 	id := mux.Vars(r)["id"]
 	ServeOne(w, r, n.wait, notifications.Name, p.ShopID,
-		func(ctx context.Context, shop string) (*notifications.Notification, error) { return n.q.Get(ctx, shop, id) },
+		func(ctx context.Context, shop string) (*notifications.Notification, error) {
+			return n.q.Get(ctx, shop, id)
+		},
 		NotificationResource)
 }
 

@@ -55,7 +55,9 @@ func Projector(codec *envelope.Codec) projections.Projector {
 		Name:       Name,
 		Migrations: migrations,
 		Types:      cases.Types(),
-		Handle:     cases.Handle(codec, func(apply projections.DecodedHandler) projections.DecodedHandler { return projections.WrapErrors("notifications", apply) }),
+		Handle: cases.Handle(codec, func(apply projections.DecodedHandler) projections.DecodedHandler {
+			return projections.WrapErrors("notifications", apply)
+		}),
 	}
 }
 
