@@ -105,6 +105,14 @@ type Config struct {
 	// doubt by a crash waits for its status webhook before it is sent
 	// again (0: 10 minutes).
 	MessageReconcileWindow time.Duration
+	// OperatorEmail receives the operator's alerts (brute force); empty:
+	// they are only in the log and the audit history.
+	OperatorEmail string
+	// NotifyChatTemplate and NotifyChatLanguage are the WhatsApp template
+	// (approved on the shop's account) of the merchant's chat
+	// notifications, its body taking the alert's title and the shop's
+	// domain.
+	NotifyChatTemplate, NotifyChatLanguage string
 	// SMTPAddr is the SMTP relay (host:port) data exports are mailed
 	// through; empty: no e-mail (jobs.go).
 	SMTPAddr string
@@ -189,6 +197,8 @@ type TestHooks struct {
 	// Sending tunes the message dispatcher: its retry schedule, doubt
 	// window, send timeout and clock (zero: production's).
 	Sending SendingHooks
+	// Notify tunes the notifier: its retry schedule and clock.
+	Notify NotifyHooks
 }
 
 // OutboundWebhookHooks are the outbound webhooks' test settings.
@@ -267,6 +277,11 @@ func (c *Config) Validate() error {
 		}
 		if _, err := mail.ParseAddress(c.SMTPFrom); err != nil {
 			errs = append(errs, errors.New("smtp-from must be an e-mail address with smtp-addr"))
+		}
+	}
+	if c.OperatorEmail != "" {
+		if a, err := mail.ParseAddress(c.OperatorEmail); err != nil || a.Name != "" {
+			errs = append(errs, errors.New("operator-email must be a plain e-mail address"))
 		}
 	}
 	if _, _, err := intelligence.ParseDailyAt(c.DIDailyAt); err != nil {

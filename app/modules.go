@@ -156,6 +156,7 @@ func Modules() []Module {
 		Projectors: func(d Deps) []projections.Projector { return one(notifications.Projector(d.Codec)) },
 		Routes: []Route{{"readapi.Notifications, writeapi.Notifications", mountNotifications},
 			{"readapi.Shop, writeapi.Shop", mountShop}},
+		Jobs: []BackgroundJob{{"notifications", notifyJob}},
 	}, {
 		Name:       "intelligence",
 		Projectors: func(d Deps) []projections.Projector { return one(intelligence.Projector(d.Codec)) },

@@ -1,7 +1,22 @@
 package app
 
 import (
+	"context"
+	"fmt"
+	"net/mail"
+	"path/filepath"
+	"time"
+
 	"github.com/gorilla/mux"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/cgp-platform/cgp/channels"
+	"github.com/cgp-platform/cgp/channels/email"
+	"github.com/cgp-platform/cgp/channels/whatsapp"
+	"github.com/cgp-platform/cgp/domain"
+	"github.com/cgp-platform/cgp/notify"
+	"github.com/cgp-platform/cgp/projections/messaging"
+	"github.com/cgp-platform/cgp/sending"
 
 	"github.com/cgp-platform/cgp/projections/notifications"
 	"github.com/cgp-platform/cgp/readapi"
@@ -20,4 +35,82 @@ func mountShop(a *App, r *mux.Router, idem Middleware) {
 	read := readapi.NewShop(a.Tenancy, notifications.NewQueries(a.Store.DB()), a.Auth, a.Runtime)
 	read.Routes(r)
 	writeapi.NewShop(a.Commands, a.Auth, idem, read).Routes(r)
+}
+
+// NotifyFile is the notifier's store in the data directory.
+const NotifyFile = "notify.db"
+
+// NotifyHooks are the notifier's test settings (zero: production's).
+type NotifyHooks struct {
+	Schedule []time.Duration
+	Now      func() time.Time
+	// Opened, when set, is given the notifier once open.
+	Opened func(*notify.Service)
+}
+
+// openNotify opens the notifier: e-mail through the SMTP relay when one
+// is configured, chat messages as WhatsApp templates from the shop's own
+// connected number.
+func openNotify(ctx context.Context, cfg Config, core *Core, a *App, reg prometheus.Registerer) (*notify.Service, error) {
+	dc := notify.DispatcherConfig{OperatorEmail: cfg.OperatorEmail, Schedule: cfg.Test.Notify.Schedule, Now: cfg.Test.Notify.Now}
+	if cfg.SMTPAddr != "" {
+		from, err := mail.ParseAddress(cfg.SMTPFrom) // validated by Config.Validate
+		if err != nil {
+			return nil, fmt.Errorf("smtp-from: %w", err)
+		}
+		dc.From = *from
+		dc.Email = &email.Sender{Addr: cfg.SMTPAddr, Username: cfg.SMTPUsername, Password: cfg.SMTPPassword,
+			TLSConfig: cfg.Test.ExportSMTPTLS}
+	}
+	wa, err := whatsAppClient(cfg)
+	if err != nil {
+		return nil, err
+	}
+	dc.Chat = chatAlerts{client: wa, accounts: sendingAccounts{q: messaging.NewQueries(a.Store.DB()), a: a},
+		template: cfg.NotifyChatTemplate, language: cfg.NotifyChatLanguage}
+	svc, err := notify.Open(ctx, notify.Config{Path: filepath.Join(cfg.DataDir, NotifyFile), Log: core.Log, Codec: core.Codec,
+		Commands: core.Commands, Logger: core.Logger, Registry: reg, Dispatch: dc})
+	if err == nil && cfg.Test.Notify.Opened != nil {
+		cfg.Test.Notify.Opened(svc)
+	}
+	return svc, err
+}
+
+// notifyJob runs the notifier.
+func notifyJob(a *App) func(ctx context.Context) error { return a.Notify.Run }
+
+// chatAlerts sends chat notifications as a WhatsApp template (title and
+// shop domain as its body's two parameters) from the shop's connected
+// number to the merchant's.
+type chatAlerts struct {
+	client             *whatsapp.Client
+	accounts           sendingAccounts
+	template, language string
+}
+
+func (c chatAlerts) SendAlert(ctx context.Context, shop, number string, al notify.Alert) error {
+	if c.template == "" {
+		return nil
+	}
+	phone, token, err := c.accounts.SendingAccount(ctx, shop)
+	if domain.ErrorCode(err) == domain.CodeNotFound {
+		return channels.NewSendError(sending.CodeNoAccount, false, 0, err)
+	}
+	if err != nil {
+		return err
+	}
+	title := al.Anomalies[0].Title
+	if len(al.Anomalies) > 1 {
+		title = fmt.Sprintf("%d alerts, the first: %s", len(al.Anomalies), title)
+	}
+	if al.Reminder > 0 {
+		title = "Reminder: " + title
+	}
+	language := c.language
+	if language == "" {
+		language = domain.DefaultLanguage
+	}
+	_, err = c.client.SendTemplate(ctx, phone, token, number, whatsapp.Template{Name: c.template, Language: language,
+		Body: []string{"[" + al.Anomalies[0].Severity + "] " + title, al.ShopDomain}})
+	return err
 }

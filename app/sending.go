@@ -52,12 +52,9 @@ func openSending(ctx context.Context, cfg Config, core *Core, a *App, reg promet
 	if h.ReconcileWindow > 0 {
 		window = h.ReconcileWindow
 	}
-	wa, err := whatsapp.New(whatsapp.Config{BaseURL: cfg.WhatsAppBaseURL(), HTTP: &http.Client{
-		Transport:     &http.Transport{Proxy: http.ProxyFromEnvironment, MaxIdleConnsPerHost: 64, IdleConnTimeout: 90 * time.Second},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}})
+	wa, err := whatsAppClient(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("whatsapp client: %w", err)
+		return nil, err
 	}
 	msgs := messaging.NewQueries(a.Store.DB())
 	chans := map[string]sending.Channel{
@@ -126,6 +123,18 @@ func (f flowLinks) ReviewLink(ctx context.Context, shop, customer, order, page s
 		Expires: issued.Add(reviews.TokenLifetime)}))
 	u.RawQuery = q.Encode()
 	return u.String(), nil
+}
+
+// whatsAppClient is the Cloud API client of the configured address.
+func whatsAppClient(cfg Config) (*whatsapp.Client, error) {
+	wa, err := whatsapp.New(whatsapp.Config{BaseURL: cfg.WhatsAppBaseURL(), HTTP: &http.Client{
+		Transport:     &http.Transport{Proxy: http.ProxyFromEnvironment, MaxIdleConnsPerHost: 64, IdleConnTimeout: 90 * time.Second},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}})
+	if err != nil {
+		return nil, fmt.Errorf("whatsapp client: %w", err)
+	}
+	return wa, nil
 }
 
 // sendingJob runs the outbox reactor and the dispatcher.

@@ -30,6 +30,7 @@ import (
 	rmsqlite "github.com/cgp-platform/cgp/readmodel/sqlite"
 	"github.com/cgp-platform/cgp/readmodel/versioned"
 	"github.com/cgp-platform/cgp/replay"
+	"github.com/cgp-platform/cgp/notify"
 	"github.com/cgp-platform/cgp/sending"
 	"github.com/cgp-platform/cgp/webhooks"
 )
@@ -71,6 +72,9 @@ type App struct {
 	Webhooks *webhooks.Service
 	// Sending sends the campaigns', journeys' and flows' messages.
 	Sending *sending.Service
+	// Notify delivers the merchants' notifications and the operator's
+	// alerts by e-mail and chat.
+	Notify *notify.Service
 }
 
 // OpenApp opens every store and builds the HTTP handler, mounting every
@@ -168,7 +172,10 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 		return nil, errors.Join(err, a.closeWarehouse(), store.Close())
 	}
 	if a.Sending, err = openSending(ctx, cfg, core, a, a.Registry); err != nil {
-		return nil, errors.Join(err, a.closeWarehouse(), a.Webhooks.Close(), store.Close())
+		return nil, errors.Join(err, a.closeWarehouse(), a.closeSides(), store.Close())
+	}
+	if a.Notify, err = openNotify(ctx, cfg, core, a, a.Registry); err != nil {
+		return nil, errors.Join(err, a.closeWarehouse(), a.closeSides(), store.Close())
 	}
 	*a.erasures = Erasures{Store: store, Warehouse: a.Warehouse, Idempotency: a.Idempotency, LastUse: a.LastUse, Vault: a.Vault,
 		Commands: a.Commands, Tenancy: a.Tenancy, Registered: func() []string { return a.projectorNames },
@@ -182,13 +189,13 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 	}
 	stack, err := httpapi.NewStack(httpapi.StackConfig{Logger: core.Logger, Registry: a.Registry, TrustedProxies: proxies})
 	if err != nil {
-		return nil, errors.Join(err, a.closeWarehouse(), a.Webhooks.Close(), a.Sending.Close(), a.LastUse.Close(), store.Close())
+		return nil, errors.Join(err, a.closeWarehouse(), a.closeSides(), a.LastUse.Close(), store.Close())
 	}
 	a.checks = a.readinessChecks()
 	r := httpapi.NewRouter()
 	sealer, err := idempotency.NewSealer(deriveKey(core.CursorKey, "cgp idempotency answers v1"))
 	if err != nil {
-		return nil, errors.Join(err, a.closeWarehouse(), a.Webhooks.Close(), a.Sending.Close(), a.LastUse.Close(), store.Close())
+		return nil, errors.Join(err, a.closeWarehouse(), a.closeSides(), a.LastUse.Close(), store.Close())
 	}
 	idem := idempotency.Middleware(a.Idempotency, func(r *http.Request) (string, bool) {
 		p, ok := auth.FromContext(r.Context())
@@ -286,13 +293,28 @@ func (a *App) Serve(ctx context.Context, ln net.Listener, grace time.Duration) e
 	return srv.Run(ctx)
 }
 
+// closeSides closes the sides with a store of their own that are open.
+func (a *App) closeSides() error {
+	var errs []error
+	if a.Notify != nil {
+		errs = append(errs, a.Notify.Close())
+	}
+	if a.Sending != nil {
+		errs = append(errs, a.Sending.Close())
+	}
+	if a.Webhooks != nil {
+		errs = append(errs, a.Webhooks.Close())
+	}
+	return errors.Join(errs...)
+}
+
 // Close closes the read models and the core.
 func (a *App) Close() error {
 	var idem error
 	if c, ok := a.Idempotency.(interface{ Close() error }); ok {
 		idem = c.Close()
 	}
-	return errors.Join(idem, a.closeWarehouse(), a.Webhooks.Close(), a.Sending.Close(), a.LastUse.Close(), a.Store.Close(), a.Core.Close())
+	return errors.Join(idem, a.closeWarehouse(), a.closeSides(), a.LastUse.Close(), a.Store.Close(), a.Core.Close())
 }
 
 func (a *App) closeWarehouse() error {
