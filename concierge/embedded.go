@@ -274,7 +274,7 @@ func policyAnswer(q Question, topic, what string) Answer {
 		text = string([]rune(text)[:maxPolicyRunes]) + "…"
 	}
 	return Answer{
-		Text:       "Here are our " + what + ": " + text,
+		Text:       "Our " + what + ": " + text,
 		Confidence: ConfidencePolicy,
 		Sources:    []string{SourcePolicy(topic)},
 	}
