@@ -56,7 +56,7 @@ var cues = map[string]map[string]int{
 		"status of my order": 3, "when will it arrive": 3, "when will my order arrive": 3,
 		"when will i get": 2, "when will i receive": 2, "tracking": 2, "track": 2, "shipped": 2,
 		"dispatched": 2, "arrive": 2, "my package": 2, "my parcel": 2,
-		"arrived": 1, "delivered": 1, "my order": 1, "status": 1,
+		"arrived": 1, "delivered": 1, "received": 1, "my order": 1, "status": 1,
 	},
 	intentReturns: {
 		"return policy": 4, "returns policy": 4, "return": 3, "returns": 3, "returning": 3,

@@ -85,6 +85,10 @@ func TestEmbeddedAnswers(t *testing.T) {
 			confidence: concierge.ConfidenceOnlyOrder, sources: []string{"order:#7"}, says: []string{"waiting for its payment"},
 		},
 		{
+			name: "not received yet", q: only("I still haven't received my package", shipped),
+			confidence: concierge.ConfidenceOnlyOrder, sources: []string{"order:#1043"}, says: []string{"has shipped with UPS"},
+		},
+		{
 			name: "shipped without tracking", q: only("where's my order", concierge.Order{Name: "#1100", FinancialStatus: "paid", FulfillmentStatus: "fulfilled"}),
 			confidence: concierge.ConfidenceOnlyOrder, sources: []string{"order:#1100"}, says: []string{"has shipped.", "don't have a tracking number"},
 		},
