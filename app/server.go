@@ -23,6 +23,7 @@ import (
 	"github.com/cgp-platform/cgp/internal/gencache"
 	"github.com/cgp-platform/cgp/lastuse"
 	"github.com/cgp-platform/cgp/limits"
+	"github.com/cgp-platform/cgp/notify"
 	"github.com/cgp-platform/cgp/projections"
 	"github.com/cgp-platform/cgp/projections/commerce"
 	"github.com/cgp-platform/cgp/projections/customers"
@@ -30,7 +31,6 @@ import (
 	rmsqlite "github.com/cgp-platform/cgp/readmodel/sqlite"
 	"github.com/cgp-platform/cgp/readmodel/versioned"
 	"github.com/cgp-platform/cgp/replay"
-	"github.com/cgp-platform/cgp/notify"
 	"github.com/cgp-platform/cgp/sending"
 	"github.com/cgp-platform/cgp/webhooks"
 )
