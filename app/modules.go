@@ -156,7 +156,8 @@ func Modules() []Module {
 		Projectors: func(d Deps) []projections.Projector { return one(notifications.Projector(d.Codec)) },
 		Routes: []Route{{"readapi.Notifications, writeapi.Notifications", mountNotifications},
 			{"readapi.Shop, writeapi.Shop", mountShop}},
-		Jobs: []BackgroundJob{{"notifications", notifyJob}},
+		Jobs:     []BackgroundJob{{"notifications", notifyJob}},
+		Commands: []string{"shops notifications"},
 	}, {
 		Name:       "intelligence",
 		Projectors: func(d Deps) []projections.Projector { return one(intelligence.Projector(d.Codec)) },

@@ -13,6 +13,7 @@ import (
 	"github.com/cgp-platform/cgp/channels"
 	"github.com/cgp-platform/cgp/channels/email"
 	"github.com/cgp-platform/cgp/channels/whatsapp"
+	"github.com/cgp-platform/cgp/commands"
 	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/notify"
 	"github.com/cgp-platform/cgp/projections/messaging"
@@ -113,4 +114,22 @@ func (c chatAlerts) SendAlert(ctx context.Context, shop, number string, al notif
 	_, err = c.client.SendTemplate(ctx, phone, token, number, whatsapp.Template{Name: c.template, Language: language,
 		Body: []string{"[" + al.Anomalies[0].Severity + "] " + title, al.ShopDomain}})
 	return err
+}
+
+// ConfigureNotifications changes a shop's notification settings (cgp
+// shops notifications); 404 for a shop that does not exist.
+func ConfigureNotifications(ctx context.Context, c *Core, shopID string, p domain.NotificationSettingsPatch) (domain.NotificationSettings, error) {
+	var s domain.Shop
+	if err := foldStream(ctx, c, domain.ShopStream(shopID), s.Apply); err != nil {
+		return domain.NotificationSettings{}, err
+	}
+	if !s.Exists {
+		return domain.NotificationSettings{}, domain.NotFound("shop")
+	}
+	_, ev, err := c.Commands.ConfigureNotifications(ctx, commands.ConfigureNotifications{ShopID: shopID, Patch: p},
+		commands.Meta{Actor: "cli", Source: "cli"})
+	if err != nil {
+		return domain.NotificationSettings{}, err
+	}
+	return ev.Settings, nil
 }
