@@ -42,7 +42,7 @@ func TestAnomalyLifecycle(t *testing.T) {
 	if again == nil || again.AnomalyID != raised.AnomalyID {
 		t.Fatalf("the id is not derived from key and cause: %v vs %v", again, raised)
 	}
-	resolved := anomalyOf(raised).Resolve("shop_1", "template:111", "evt-3", "approved", anmNow.Add(time.Hour))
+	resolved := anomalyOf(raised).Resolve("shop_1", "template:111", "evt-3", "approved", 0, anmNow.Add(time.Hour))
 	if resolved == nil || resolved.AnomalyID != raised.AnomalyID || resolved.Kind != domain.AnomalyTemplatePaused ||
 		resolved.Cause != "evt-3" || resolved.Reason != "approved" {
 		t.Fatalf("resolved: %+v", resolved)
@@ -84,7 +84,7 @@ func TestAnomalyLifecycle(t *testing.T) {
 		{"the resolving cause redelivered after a re-raise", []domain.Event{raised, resolved, reraised}, "evt-3", ""},
 		{"the re-raised one", []domain.Event{raised, resolved, reraised}, "evt-6", reraised.AnomalyID},
 	} {
-		got := anomalyOf(c.given...).Resolve("shop_1", "template:111", c.cause, "approved", anmNow)
+		got := anomalyOf(c.given...).Resolve("shop_1", "template:111", c.cause, "approved", 0, anmNow)
 		switch {
 		case c.want == "" && got != nil:
 			t.Errorf("%s: resolved %+v, want nothing", c.name, got)
@@ -133,5 +133,39 @@ func TestAnomalyValidation(t *testing.T) {
 				t.Errorf("%s %s: %+v %v", k, s, ev, err)
 			}
 		}
+	}
+}
+
+// TestAnomalyCausePositions: a trigger of the log at or below the highest
+// position the key recorded was decided already (a retried batch, a
+// rebuilt reactor) and records nothing, even where its cause is new.
+func TestAnomalyCausePositions(t *testing.T) {
+	at := func(cause string, pos uint64) domain.AnomalyDraft {
+		d := paused(cause)
+		d.CausePosition = pos
+		return d
+	}
+	raised, _ := anomalyOf().Raise(at("e5", 5), anmNow)
+	if raised == nil || raised.CausePosition != 5 {
+		t.Fatalf("raised: %+v", raised)
+	}
+	resolved := anomalyOf(raised).Resolve("shop_1", "template:111", "e7", "red", 7, anmNow)
+	if resolved == nil || resolved.CausePosition != 7 {
+		t.Fatalf("resolved: %+v", resolved)
+	}
+	// e6 was deduped while e5's anomaly was open: handled again after e7
+	// resolved it, it raises nothing.
+	if ev, _ := anomalyOf(raised, resolved).Raise(at("e6", 6), anmNow); ev != nil {
+		t.Errorf("an earlier trigger handled again raised %+v", ev)
+	}
+	if ev, _ := anomalyOf(raised, resolved).Raise(at("e8", 8), anmNow); ev == nil {
+		t.Error("a later trigger raised nothing")
+	}
+	if ev := anomalyOf(raised).Resolve("shop_1", "template:111", "e4", "x", 4, anmNow); ev != nil {
+		t.Errorf("an earlier trigger resolved %+v", ev)
+	}
+	// Causes that are no log events (position 0) are decided by cause only.
+	if ev, _ := anomalyOf(raised, resolved).Raise(at("auth_failures:x", 0), anmNow); ev == nil {
+		t.Error("a cause without position raised nothing")
 	}
 }
