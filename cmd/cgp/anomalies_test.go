@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -158,5 +160,58 @@ func TestBruteForceRaisesOneOperatorAnomaly(t *testing.T) {
 	}
 	if strings.Contains(s.logs.String(), ip) {
 		t.Fatal("the address is in the logs")
+	}
+}
+
+// TestWebhookFailingAnomalyResolvedOnRecovery: an endpoint failing long
+// enough for the first warning raises one P2 anomaly; the first delivery
+// that succeeds afterwards records WebhookSubscriptionRecovered, which
+// resolves it.
+func TestWebhookFailingAnomalyResolvedOnRecovery(t *testing.T) {
+	dir := t.TempDir()
+	s := startServerWith(t, dir, func(c *Config) {
+		fastWebhooks(c)
+		c.Test.OutboundWebhooks.Schedule = slices.Repeat([]time.Duration{100 * time.Millisecond}, 11)
+		c.Test.OutboundWebhooks.DisableAfter = 10 * time.Second
+	})
+	tn := newTenant(t, dir, "wh-recover.example.com", "agency", "webhooks:read,audit:read")
+	var healed atomic.Bool
+	rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		if !healed.Load() {
+			w.WriteHeader(http.StatusBadGateway)
+		}
+	})
+	sub, _ := subscribe(t, dir, tn, rc.srv.URL, "customer.created")
+	waitForToken(t, s, tn)
+	i := 1
+	eventually(t, minEventually, "the first warning", func() bool {
+		postCustomers(t, s, tn, i, 1)
+		i++
+		return len(auditOf(t, s, tn.token, "WebhookSubscriptionFailing")) > 0
+	})
+	healed.Store(true)
+	eventually(t, minEventually, "the recovery", func() bool {
+		postCustomers(t, s, tn, i, 1)
+		i++
+		return len(auditOf(t, s, tn.token, "WebhookSubscriptionRecovered")) == 1
+	})
+	eventually(t, minEventually, "the anomaly resolved", func() bool {
+		return len(auditOf(t, s, tn.token, "AnomalyResolved")) > 0
+	})
+	raised := auditOf(t, s, tn.token, "AnomalyRaised")
+	resolved := auditOf(t, s, tn.token, "AnomalyResolved")
+	if len(raised) != 1 || len(resolved) != 1 {
+		t.Fatalf("raised %v, resolved %v: want one each", raised, resolved)
+	}
+	a := raised[0]["data"].(map[string]any)
+	if a["kind"] != domain.AnomalyWebhookFailing || a["severity"] != "P2" || a["dedupe_key"] != "webhook_failing:"+sub ||
+		resolved[0]["data"].(map[string]any)["anomaly_id"] != a["anomaly_id"] {
+		t.Fatalf("raised %v, resolved %v", a, resolved[0])
+	}
+	log := readLog(t, dir)
+	head := fmt.Sprint(uint64(log[len(log)-1].Position))
+	if r := s.get(t, "/api/v1/webhook-subscriptions/"+sub, tn.token, "X-Wait-For-Position", head); r.status != 200 ||
+		r.json(t)["data"].(map[string]any)["attributes"].(map[string]any)["failing_since"] != nil {
+		t.Fatalf("the subscription after recovery: %d %s", r.status, r.body)
 	}
 }
