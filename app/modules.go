@@ -176,6 +176,10 @@ func Modules() []Module {
 		Routes:     []Route{{"readapi.Audit", mountAudit}},
 		Commands:   []string{"audit"},
 	}, {
+		Name:     "anomalies",
+		Reactors: func(d Deps) []projections.Projector { return one(anomalyRaiser(d)) },
+		Jobs:     []BackgroundJob{{"brute_force_alerts", bruteForceAlertsJob}},
+	}, {
 		Name: "gdpr",
 		Reactors: func(d Deps) []projections.Projector {
 			return []projections.Projector{erasure.Projector(d.Codec, eraseCustomer(d)), shopErasure(d)}

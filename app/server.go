@@ -75,6 +75,9 @@ type App struct {
 	// Notify delivers the merchants' notifications and the operator's
 	// alerts by e-mail and chat.
 	Notify *notify.Service
+	// bruteForce carries the brute-force guard's alerts to the
+	// brute_force_alerts job (anomalies.go).
+	bruteForce chan bruteForceAlert
 }
 
 // OpenApp opens every store and builds the HTTP handler, mounting every
@@ -121,6 +124,11 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 	if err := plans.Validate(); err != nil {
 		return nil, errors.Join(fmt.Errorf("rate limits: %w", err), a.LastUse.Close(), store.Close())
 	}
+	a.bruteForce = make(chan bruteForceAlert, maxPendingAlerts)
+	guardNow := cfg.Test.GuardNow
+	if guardNow == nil {
+		guardNow = time.Now
+	}
 	a.Auth = auth.New(auth.Config{
 		Tokens: Tokens{Q: a.Tenancy},
 		WaitFor: func(ctx context.Context, pos uint64) error {
@@ -129,10 +137,9 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 		Guard:  guard,
 		Limits: limiter,
 		Plans:  plans,
-		OnAlert: func(netip.Addr) {
-			// The address itself is personal data: it is not logged.
-			core.Logger.Error().Str("alert", "brute_force").Msg("1000 failed authentications in 24 hours from one client address")
-		},
+		// An operator anomaly (anomalies.go); the address itself is
+		// personal data: it is not logged.
+		OnAlert: a.onBruteForceAlert(guardNow),
 		// Read-your-writes waits for every projector: each serves reads
 		// (the reactors among them fold their state the same way).
 		WaitReads: func(ctx context.Context, pos uint64) error {

@@ -34,8 +34,10 @@ func (h *Handler) RaiseAnomaly(ctx context.Context, cmd RaiseAnomaly, meta Meta)
 }
 
 // ResolveAnomaly closes the open anomaly of a dedupe key, if any.
+// CausePosition is the log position of the triggering event (0: none).
 type ResolveAnomaly struct {
 	ShopID, DedupeKey, Cause, Reason string
+	CausePosition                    uint64
 }
 
 // ResolveAnomaly runs the command against the dedupe key's stream; the
@@ -45,7 +47,7 @@ func (h *Handler) ResolveAnomaly(ctx context.Context, cmd ResolveAnomaly, meta M
 	res, err := execute(ctx, h, cmd.ShopID, domain.AnomalyStream(cmd.ShopID, cmd.DedupeKey),
 		func() *domain.Anomaly { return &domain.Anomaly{} },
 		func(a *domain.Anomaly) (decision, error) {
-			ev := a.Resolve(cmd.ShopID, cmd.DedupeKey, cmd.Cause, cmd.Reason, h.now())
+			ev := a.Resolve(cmd.ShopID, cmd.DedupeKey, cmd.Cause, cmd.Reason, cmd.CausePosition, h.now())
 			if ev == nil {
 				return decision{}, nil
 			}

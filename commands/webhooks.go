@@ -246,3 +246,21 @@ func (h *Handler) onWebhooks(ctx context.Context, shopID string, decide func(*do
 			return decision{events: evs}, nil
 		}, meta)
 }
+
+// RecoverWebhookSubscription records that a warned subscription's
+// deliveries succeed again (the failing period that began at
+// FailingSince ended).
+type RecoverWebhookSubscription struct {
+	ShopID, SubscriptionID string
+	FailingSince           time.Time
+}
+
+// RecoverWebhookSubscription runs the command; a period without a warning
+// on record, or already ended, records nothing.
+func (h *Handler) RecoverWebhookSubscription(ctx context.Context, cmd RecoverWebhookSubscription, meta Meta) (Result, error) {
+	res, err := h.onWebhooks(ctx, cmd.ShopID, func(w *domain.WebhookSubscriptions) ([]domain.Event, error) {
+		return w.Recover(cmd.SubscriptionID, cmd.FailingSince, h.now()), nil
+	}, meta)
+	res.ID = cmd.SubscriptionID
+	return res, err
+}

@@ -92,7 +92,10 @@ type AnomalyRaised struct {
 	Resources []AnomalyResource `json:"resources,omitempty"`
 	DedupeKey string            `json:"dedupe_key"`
 	Cause     string            `json:"cause"`
-	RaisedAt  time.Time         `json:"raised_at"`
+	// CausePosition is the log position of the triggering event (0 when
+	// the cause is no event of the log).
+	CausePosition uint64    `json:"cause_position,omitempty"`
+	RaisedAt      time.Time `json:"raised_at"`
 }
 
 // EventType implements Event.
@@ -101,13 +104,16 @@ func (AnomalyRaised) EventType() string { return "AnomalyRaised" }
 // AnomalyResolved: the condition of an open anomaly cleared (the template
 // approved again, the quality back to GREEN…).
 type AnomalyResolved struct {
-	AnomalyID  string    `json:"anomaly_id"`
-	ShopID     string    `json:"shop_id,omitempty"`
-	Kind       string    `json:"kind"`
-	DedupeKey  string    `json:"dedupe_key"`
-	Cause      string    `json:"cause"`
-	Reason     string    `json:"reason,omitempty"`
-	ResolvedAt time.Time `json:"resolved_at"`
+	AnomalyID string `json:"anomaly_id"`
+	ShopID    string `json:"shop_id,omitempty"`
+	Kind      string `json:"kind"`
+	DedupeKey string `json:"dedupe_key"`
+	Cause     string `json:"cause"`
+	Reason    string `json:"reason,omitempty"`
+	// CausePosition is the log position of the triggering event (0 when
+	// the cause is no event of the log).
+	CausePosition uint64    `json:"cause_position,omitempty"`
+	ResolvedAt    time.Time `json:"resolved_at"`
 }
 
 // EventType implements Event.
@@ -115,10 +121,19 @@ func (AnomalyResolved) EventType() string { return "AnomalyResolved" }
 
 // Anomaly is the aggregate of one dedupe key: the open anomaly, if any,
 // and the causes already handled (a cause redelivered records nothing).
+//
+// A trigger that records nothing (a raise while one is open) leaves no
+// cause behind; handled again later (a reactor's batch retried, a rebuilt
+// reactor) it would be decided against a newer state. So the triggers
+// that are events of the log carry their position, and the key keeps the
+// highest position it recorded: a reactor applies the log in order, so a
+// trigger at or below it was decided already, and is ignored.
 type Anomaly struct {
 	Open   string // the open anomaly's id, "" when none
 	Kind   string
 	Causes map[string]bool
+	// LastPosition is the highest CausePosition recorded.
+	LastPosition uint64
 }
 
 // Apply folds an event into the aggregate.
@@ -129,8 +144,10 @@ func (a *Anomaly) Apply(e Event) {
 	switch ev := e.(type) {
 	case *AnomalyRaised:
 		a.Open, a.Kind, a.Causes[ev.Cause] = ev.AnomalyID, ev.Kind, true
+		a.LastPosition = max(a.LastPosition, ev.CausePosition)
 	case *AnomalyResolved:
 		a.Open, a.Causes[ev.Cause] = "", true
+		a.LastPosition = max(a.LastPosition, ev.CausePosition)
 	}
 }
 
@@ -138,6 +155,9 @@ func (a *Anomaly) Apply(e Event) {
 type AnomalyDraft struct {
 	ShopID, Severity, Kind, Title, Summary, DedupeKey, Cause string
 	Resources                                                []AnomalyResource
+	// CausePosition is the log position of the triggering event, 0 when
+	// the cause is no event of the log (see Anomaly).
+	CausePosition uint64
 }
 
 // Raise decides raising d: nil when an anomaly of the key is open or the
@@ -160,20 +180,22 @@ func (a *Anomaly) Raise(d AnomalyDraft, now time.Time) (*AnomalyRaised, error) {
 	case len(d.Resources) > maxAnomalyResources:
 		return nil, Invalid("resources", "at most %d resources", maxAnomalyResources)
 	}
-	if a.Open != "" || a.Causes[d.Cause] {
+	if a.Open != "" || a.Causes[d.Cause] || (d.CausePosition > 0 && d.CausePosition <= a.LastPosition) {
 		return nil, nil
 	}
 	return &AnomalyRaised{AnomalyID: IDFromExternal(PrefixAnomaly, "anomaly", d.ShopID, d.DedupeKey+"\x00"+d.Cause),
 		ShopID: d.ShopID, Severity: d.Severity, Kind: d.Kind, Title: strings.TrimSpace(d.Title), Summary: d.Summary,
-		Resources: slices.Clone(d.Resources), DedupeKey: d.DedupeKey, Cause: d.Cause, RaisedAt: now.UTC()}, nil
+		Resources: slices.Clone(d.Resources), DedupeKey: d.DedupeKey, Cause: d.Cause, CausePosition: d.CausePosition,
+		RaisedAt: now.UTC()}, nil
 }
 
-// Resolve decides closing the open anomaly of the key because of cause:
-// nil when none is open or the cause was handled already.
-func (a *Anomaly) Resolve(shopID, dedupeKey, cause, reason string, now time.Time) *AnomalyResolved {
-	if a.Open == "" || a.Causes[cause] {
+// Resolve decides closing the open anomaly of the key because of cause
+// (at log position pos, 0 when none): nil when none is open or the cause
+// was handled already.
+func (a *Anomaly) Resolve(shopID, dedupeKey, cause, reason string, pos uint64, now time.Time) *AnomalyResolved {
+	if a.Open == "" || a.Causes[cause] || (pos > 0 && pos <= a.LastPosition) {
 		return nil
 	}
 	return &AnomalyResolved{AnomalyID: a.Open, ShopID: shopID, Kind: a.Kind, DedupeKey: dedupeKey, Cause: cause, Reason: reason,
-		ResolvedAt: now.UTC()}
+		CausePosition: pos, ResolvedAt: now.UTC()}
 }

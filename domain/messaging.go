@@ -532,8 +532,8 @@ type TemplateStatus struct {
 // The specification's consequences of PAUSED and REJECTED (every campaign
 // and journey using the template auto-paused) and of APPROVED (waiting
 // campaigns unblocked, paused ones resumed) are the template reactor's
-// (projections/templateholds); the P1 anomaly and the merchant's
-// notifications are not raised yet.
+// (projections/templateholds); the P1 anomaly is the anomaly reactor's
+// (projections/anomalies).
 type WhatsAppTemplateStatusUpdated struct {
 	ShopID            string    `json:"shop_id"`
 	BusinessAccountID string    `json:"business_account_id"`
@@ -615,9 +615,10 @@ func QualityRating(stated, event string) string {
 // number's quality or messaging limit. The number is the business's, not a
 // customer's: it is sealed with the shop key only.
 //
-// The specification's consequences of a drop to YELLOW (a P2 alert, the
-// daily send rate throttled, the merchant prompted) belong to a reactor on
-// this event, which the campaigns issue adds.
+// The specification's consequences of a drop to YELLOW: the daily send
+// rate is throttled by sending/ (WhatsAppSendingLimitChanged), the P2
+// anomaly that prompts the merchant is the anomaly reactor's
+// (projections/anomalies).
 type WhatsAppPhoneQualityUpdated struct {
 	ShopID             string    `json:"shop_id"`
 	BusinessAccountID  string    `json:"business_account_id"`

@@ -18,6 +18,7 @@ func webhookEvents() []EventSpec {
 		{Name: "WebhookSubscriptionDeleted", Version: 1, New: func() Event { return &WebhookSubscriptionDeleted{} }},
 		{Name: "WebhookSecretRotated", Version: 1, New: func() Event { return &WebhookSecretRotated{} }},
 		{Name: "WebhookSubscriptionFailing", Version: 1, New: func() Event { return &WebhookSubscriptionFailing{} }},
+		{Name: "WebhookSubscriptionRecovered", Version: 1, New: func() Event { return &WebhookSubscriptionRecovered{} }},
 		{Name: "WebhookPingRequested", Version: 1, New: func() Event { return &WebhookPingRequested{} }},
 		{Name: "WebhookRedeliveryRequested", Version: 1, New: func() Event { return &WebhookRedeliveryRequested{} }},
 	}
@@ -110,7 +111,7 @@ func WebhookEventTypes() []WebhookEventType {
 		{"message.read", 1, "A message was read."},
 		{"message.failed", 1, "A message could not be delivered."},
 		{"template.status_changed", 1, "A WhatsApp message template changed state (approved, paused, rejected, …)."},
-		{"anomaly.raised", 1, "An anomaly was raised for the shop (sent once anomalies are raised)."},
+		{"anomaly.raised", 1, "An anomaly was raised for the shop (a template paused or rejected, the number's quality dropped, a webhook subscription failing or disabled, a data export failing near its deadline); resolutions are not sent."},
 		{"gdpr.data_request.completed", 1, "A customer data request's export was delivered to the merchant."},
 	}
 	slices.SortFunc(types, func(a, b WebhookEventType) int { return strings.Compare(a.Name, b.Name) })
@@ -237,6 +238,20 @@ type WebhookSubscriptionFailing struct {
 
 // EventType implements Event.
 func (WebhookSubscriptionFailing) EventType() string { return "WebhookSubscriptionFailing" }
+
+// WebhookSubscriptionRecovered: a delivery to a subscription that had been
+// warned about (WebhookSubscriptionFailing) succeeded, ending the failing
+// period that began at FailingSince. A failing period with no warning
+// ends silently: only a warned one is worth telling.
+type WebhookSubscriptionRecovered struct {
+	SubscriptionID string    `json:"subscription_id"`
+	ShopID         string    `json:"shop_id"`
+	FailingSince   time.Time `json:"failing_since"`
+	RecoveredAt    time.Time `json:"recovered_at"`
+}
+
+// EventType implements Event.
+func (WebhookSubscriptionRecovered) EventType() string { return "WebhookSubscriptionRecovered" }
 
 // WebhookPingRequested: the merchant asked for a test delivery to the
 // subscription; PingID is the outbound event id (evt_…) of the ping.
@@ -399,6 +414,10 @@ func (w *WebhookSubscriptions) Apply(e Event) {
 		if s := w.Subs[ev.SubscriptionID]; s != nil {
 			s.FailingSince, s.FailingLevel = ev.FailingSince, ev.Level
 		}
+	case *WebhookSubscriptionRecovered:
+		if s := w.Subs[ev.SubscriptionID]; s != nil {
+			s.FailingSince, s.FailingLevel = time.Time{}, 0
+		}
 	case *WebhookSubscriptionDeleted:
 		delete(w.Subs, ev.SubscriptionID)
 	}
@@ -521,6 +540,19 @@ func (w *WebhookSubscriptions) Warn(id string, level int, since, disableAt time.
 	}
 	return []Event{&WebhookSubscriptionFailing{SubscriptionID: id, ShopID: w.ShopID, FailingSince: since.UTC(),
 		DisableAt: disableAt.UTC(), LastReason: reason, Level: level, RaisedAt: now.UTC()}}
+}
+
+// Recover decides the end of subscription id's warned failing period
+// that began at since: nothing when no warning of that period is on
+// record (none raised, or it ended already by a change, an enabling or an
+// earlier recovery).
+func (w *WebhookSubscriptions) Recover(id string, since, now time.Time) []Event {
+	s := w.Subs[id]
+	if s == nil || s.FailingLevel == 0 || !s.FailingSince.Equal(since.UTC()) {
+		return nil
+	}
+	return []Event{&WebhookSubscriptionRecovered{SubscriptionID: id, ShopID: w.ShopID, FailingSince: s.FailingSince,
+		RecoveredAt: now.UTC()}}
 }
 
 // Ping decides a test delivery to subscription id (enabled or not: a

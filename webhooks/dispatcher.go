@@ -578,8 +578,22 @@ func (d *Dispatcher) write(ctx context.Context, batch []result) ([]followup, err
 		}
 		for id, r := range last {
 			if r.reason == "" {
-				if _, err := tx.ExecContext(ctx, `UPDATE wh_subscriptions SET failing_since = 0, warned_level = 0 WHERE id = ? AND failing_since != 0`, id); err != nil {
+				// A warned failing period that ends is recorded
+				// (WebhookSubscriptionRecovered): the merchant was told
+				// it was failing.
+				var since, warned int64
+				err := tx.QueryRowContext(ctx, `SELECT failing_since, warned_level FROM wh_subscriptions WHERE id = ?`, id).Scan(&since, &warned)
+				if errors.Is(err, sql.ErrNoRows) || (err == nil && since == 0) {
+					continue
+				}
+				if err != nil {
 					return fmt.Errorf("failing period of %s: %w", id, err)
+				}
+				if _, err := tx.ExecContext(ctx, `UPDATE wh_subscriptions SET failing_since = 0, warned_level = 0 WHERE id = ?`, id); err != nil {
+					return fmt.Errorf("failing period of %s: %w", id, err)
+				}
+				if warned > 0 {
+					follow = append(follow, followup{s: r.sub, recovered: true, since: time.UnixMilli(since)})
 				}
 				continue
 			}
@@ -604,13 +618,15 @@ func (d *Dispatcher) write(ctx context.Context, batch []result) ([]followup, err
 }
 
 // followup is a disabling (reason set) or a warning (level set) a failed
-// attempt calls for.
+// attempt calls for, or the end of a warned failing period (recovered) a
+// success calls for.
 type followup struct {
-	s      *sub
-	reason string
-	status int
-	level  int
-	since  time.Time
+	s         *sub
+	reason    string
+	status    int
+	level     int
+	recovered bool
+	since     time.Time
 }
 
 // followupOf decides what a subscription's failed attempt r calls for,
@@ -687,8 +703,9 @@ func (d *Dispatcher) backoff(failures int, retryAfter time.Duration) time.Durati
 	return d.cfg.Schedule[min(failures-1, 2, len(d.cfg.Schedule)-1)]
 }
 
-// followUp records a disabling or a warning, in the background (the
-// command appends to the log); a disabling is asked for once.
+// followUp records a disabling, a warning or a recovery, in the
+// background (the command appends to the log); a disabling is asked for
+// once.
 func (d *Dispatcher) followUp(ctx context.Context, f followup) {
 	if d.cfg.Commands == nil {
 		return
@@ -705,10 +722,14 @@ func (d *Dispatcher) followUp(ctx context.Context, f followup) {
 	go func() {
 		defer d.wg.Done()
 		var err error
-		if f.reason != "" {
+		switch {
+		case f.recovered:
+			_, err = d.cfg.Commands.RecoverWebhookSubscription(ctx, commands.RecoverWebhookSubscription{ShopID: f.s.shop,
+				SubscriptionID: f.s.id, FailingSince: f.since}, meta)
+		case f.reason != "":
 			_, err = d.cfg.Commands.DisableWebhookSubscription(ctx, commands.DisableWebhookSubscription{ShopID: f.s.shop,
 				SubscriptionID: f.s.id, Reason: f.reason, Status: f.status}, meta)
-		} else {
+		default:
 			_, err = d.cfg.Commands.WarnWebhookSubscription(ctx, commands.WarnWebhookSubscription{ShopID: f.s.shop,
 				SubscriptionID: f.s.id, Level: f.level, FailingSince: f.since, DisableAt: f.since.Add(d.cfg.DisableAfter),
 				LastReason: "failing"}, meta)

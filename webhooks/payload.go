@@ -33,7 +33,7 @@ var sources = []string{
 	"InventoryLevelUpdated", "InventoryAdjusted",
 	"CampaignLaunched", "CampaignPaused", "CampaignResumed", "CampaignCompleted",
 	"JourneyPaused", "JourneyResumed", "JourneyEnrollmentStarted", "JourneyEnrollmentCompleted", "JourneyEnrollmentExited",
-	"MessageStatusReported", "WhatsAppTemplateStatusUpdated", "GdprRequestCompleted",
+	"MessageStatusReported", "WhatsAppTemplateStatusUpdated", "GdprRequestCompleted", "AnomalyRaised",
 }
 
 // Outbound returns the outbound event type and data of a domain event, or
@@ -128,6 +128,19 @@ func Outbound(ev domain.Event) (typ string, data any, ok bool) {
 	case *domain.WhatsAppTemplateStatusUpdated:
 		return "template.status_changed", map[string]any{"template_id": e.TemplateID, "name": e.Name, "language": e.Language,
 			"state": e.State, "reason": e.Reason, "at": e.At}, true
+	case *domain.AnomalyRaised:
+		// A shop's only: the operator's anomalies (no shop) go to no
+		// subscriber. The summary stays in-app (it may grow wordy and
+		// change); the title and the resources say what happened.
+		if e.ShopID == "" {
+			return "", nil, false
+		}
+		res := e.Resources
+		if res == nil {
+			res = []domain.AnomalyResource{}
+		}
+		return "anomaly.raised", map[string]any{"anomaly_id": e.AnomalyID, "severity": e.Severity, "kind": e.Kind, "title": e.Title,
+			"resources": res, "raised_at": e.RaisedAt}, true
 	case *domain.GdprRequestCompleted:
 		return "gdpr.data_request.completed", map[string]any{"request_id": e.RequestID, "kind": e.Kind, "channel": e.Channel,
 			"status": e.Status, "completed_at": e.CompletedAt}, true

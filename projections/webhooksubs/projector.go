@@ -85,6 +85,9 @@ var cases = projections.NewTxCases(
 		return update(ctx, tx, ev.ShopID, ev.SubscriptionID, `failing_since = ?, failing_level = ?, disable_at = ?`,
 			readmodel.Micros(ev.FailingSince), ev.Level, readmodel.Micros(ev.DisableAt))
 	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.WebhookSubscriptionRecovered, _ *projections.DecodedEvent) error {
+		return update(ctx, tx, ev.ShopID, ev.SubscriptionID, `failing_since = 0, failing_level = 0, disable_at = 0`)
+	}),
 	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.WebhookSecretRotated, _ *projections.DecodedEvent) error {
 		at := readmodel.Micros(ev.RotatedAt)
 		return update(ctx, tx, ev.ShopID, ev.SubscriptionID, `secret_rotated_at = ?, previous_secret_valid_until = ?, updated_at = ?`,
