@@ -38,6 +38,10 @@ func mountShop(a *App, r *mux.Router, idem Middleware) {
 	writeapi.NewShop(a.Commands, a.Auth, idem, read).Routes(r)
 }
 
+// DefaultNotifyChatTemplate is the WhatsApp template of the chat
+// notifications when the configuration names none.
+const DefaultNotifyChatTemplate = "merchant_alert"
+
 // NotifyFile is the notifier's store in the data directory.
 const NotifyFile = "notify.db"
 
@@ -67,8 +71,12 @@ func openNotify(ctx context.Context, cfg Config, core *Core, a *App, reg prometh
 	if err != nil {
 		return nil, err
 	}
+	template := cfg.NotifyChatTemplate
+	if template == "" {
+		template = DefaultNotifyChatTemplate
+	}
 	dc.Chat = chatAlerts{client: wa, accounts: sendingAccounts{q: messaging.NewQueries(a.Store.DB()), a: a},
-		template: cfg.NotifyChatTemplate, language: cfg.NotifyChatLanguage}
+		template: template, language: cfg.NotifyChatLanguage}
 	svc, err := notify.Open(ctx, notify.Config{Path: filepath.Join(cfg.DataDir, NotifyFile), Log: core.Log, Codec: core.Codec,
 		Commands: core.Commands, Logger: core.Logger, Registry: reg, Dispatch: dc})
 	if err == nil && cfg.Test.Notify.Opened != nil {
@@ -90,9 +98,6 @@ type chatAlerts struct {
 }
 
 func (c chatAlerts) SendAlert(ctx context.Context, shop, number string, al notify.Alert) error {
-	if c.template == "" {
-		return nil
-	}
 	phone, token, err := c.accounts.SendingAccount(ctx, shop)
 	if domain.ErrorCode(err) == domain.CodeNotFound {
 		return channels.NewSendError(sending.CodeNoAccount, false, 0, err)

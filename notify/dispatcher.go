@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
 	"net/mail"
 	"slices"
 	"sort"
@@ -275,8 +276,10 @@ func (d *Dispatcher) send(ctx context.Context, channel string, s shopSettings, a
 			return false, errNoRelay
 		}
 		subject, text := render(a)
+		body := "<pre style=\"font-family:sans-serif;white-space:pre-wrap\">" + html.EscapeString(text) + "</pre>"
 		for _, addr := range to {
 			if _, err := d.cfg.Email.Send(ctx, email.Message{From: d.cfg.From, To: mail.Address{Address: addr}, Subject: subject, Text: text,
+				HTML: body,
 				Date: d.cfg.Now(), Headers: map[string]string{"X-Service-Notification": "1"}}); err != nil {
 				return false, err
 			}

@@ -52,7 +52,7 @@ func bindServe(c *Config, fs *pflag.FlagSet) {
 	fs.StringVar(&c.SMTPUsername, "smtp-username", "", "SMTP user name, AUTH PLAIN over STARTTLS (env CGP_SMTP_USERNAME)")
 	fs.StringVar(&c.SMTPPassword, "smtp-password", "", "SMTP password; never logged (env CGP_SMTP_PASSWORD)")
 	fs.StringVar(&c.OperatorEmail, "operator-email", "", "address of the operator's alerts (1,000 failed authentications from an address in 24 hours), mailed through --smtp-addr; off when empty (env CGP_OPERATOR_EMAIL)")
-	fs.StringVar(&c.NotifyChatTemplate, "notify-chat-template", "merchant_alert", "WhatsApp template of the merchant's chat notifications, approved on the shop's account; its body takes the alert's title and the shop's domain (env CGP_NOTIFY_CHAT_TEMPLATE)")
+	fs.StringVar(&c.NotifyChatTemplate, "notify-chat-template", app.DefaultNotifyChatTemplate, "WhatsApp template of the merchant's chat notifications, approved on the shop's account; its body takes the alert's title and the shop's domain (env CGP_NOTIFY_CHAT_TEMPLATE)")
 	fs.StringVar(&c.NotifyChatLanguage, "notify-chat-language", "en_US", "language of --notify-chat-template (env CGP_NOTIFY_CHAT_LANGUAGE)")
 	fs.DurationVar(&c.MessageReconcileWindow, "message-reconcile-window", 10*time.Minute, "how long a WhatsApp message a crash left in doubt waits for its status webhook before it is sent again (env CGP_MESSAGE_RECONCILE_WINDOW)")
 	fs.StringVar(&c.WhatsAppAPIURL, "whatsapp-api-url", whatsapp.DefaultBaseURL, "WhatsApp Cloud API base address with its version that messages are sent through; https, or http with --outbound-allow-private (env CGP_WHATSAPP_API_URL)")

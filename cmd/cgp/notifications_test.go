@@ -4,11 +4,19 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"mime"
 	"net/http"
+	"net/mail"
+	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/cgp-platform/cgp/internal/whatsapptest"
+	"github.com/cgp-platform/cgp/notify"
 	"github.com/cgp-platform/cgp/openapi/openapitest"
+	"github.com/cgp-platform/cgp/projections/anomalies"
 )
 
 // TestShopNotificationSettings: GET /api/v1/shop shows the defaults (P1
@@ -93,4 +101,198 @@ func TestShopNotificationSettings(t *testing.T) {
 		"--time-zone", "Nowhere/Else", "--data-dir", dir}, &stdout, &stderr); code != exitUsage || !strings.Contains(stderr.String(), "time_zone") {
 		t.Errorf("a bad time zone: exit %d, %s", code, stderr.String())
 	}
+}
+
+// TestNotificationsReachTheMerchant: with a controllable clock, a real
+// SMTP server and the WhatsApp Cloud API's contract: a template PAUSED
+// (delivered three times) is one P1 notification in-app, one e-mail to the
+// shop's address and one chat message to the merchant's number at once;
+// APPROVED resolves it (and cancels its reminder). A YELLOW quality is a
+// P2 in-app at once and by e-mail and chat only in the next hourly
+// digest. The template paused again the same day is in-app only. A RED
+// quality (P1) left unread is sent again 4 hours later; once read, nothing
+// more is queued.
+func TestNotificationsReachTheMerchant(t *testing.T) {
+	api := whatsapptest.New(whatsapptest.Options{})
+	defer api.Close()
+	var clock atomic.Int64
+	clock.Store(time.Now().UnixMicro())
+	now := func() time.Time { return time.UnixMicro(clock.Load()) }
+	var notifier atomic.Pointer[notify.Service]
+	dir := t.TempDir()
+	s, relay := sendingServer(t, dir, func(c *Config) {
+		c.WhatsAppAPIURL = api.URL
+		c.Test.Notify.Now = now
+		c.Test.Notify.Opened = func(n *notify.Service) { notifier.Store(n) }
+	})
+	rm := messagingDB(t, dir)
+	v := openapitest.NewValidator(t)
+	wt := whatsAppSender(t, s, v, rm, "notify.example.com", "7001")
+	c := catalogClient{t: t, s: s, v: v, token: wt.token}
+	c.ok(200, http.MethodPatch, "/api/v1/shop", `{"data":{"attributes":{"notifications":{"emails":["ops@notify.example.com"],
+		"chat_number":"+33 6 12 34 56 78"}}}}`)
+	// deliver posts a fixture as of the platform's time at (0: the
+	// fixture's own).
+	deliver := func(name string, at int) string {
+		t.Helper()
+		body := waFixture(t, name, wt.waba)
+		if at != 0 {
+			body = regexp.MustCompile(`"time": [0-9]+`).ReplaceAll(body, []byte(fmt.Sprintf(`"time": %d`, at)))
+		}
+		r := waPost(t, s, v, wt.appSecret, body)
+		if r.status != http.StatusOK {
+			t.Fatalf("%s: %d %s", name, r.status, r.body)
+		}
+		return r.position(t)
+	}
+	// settled waits until the notifier has applied everything up to the
+	// log's head (the anomalies the reactor raised included).
+	settled := func() {
+		t.Helper()
+		var head uint64
+		eventually(t, time.Minute, "the anomaly reactor at the log's head", func() bool {
+			log := readLog(t, dir)
+			head = uint64(log[len(log)-1].Position)
+			var at uint64
+			err := rm.QueryRow(`SELECT position FROM _projector_checkpoints WHERE projector = ?`, anomalies.Name).Scan(&at)
+			return err == nil && at >= head
+		})
+		log := readLog(t, dir)
+		head = uint64(log[len(log)-1].Position)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := notifier.Load().WaitFor(ctx, head); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list := func() ([]map[string]any, float64) {
+		t.Helper()
+		log := readLog(t, dir)
+		body := c.ok(200, http.MethodGet, "/api/v1/notifications?limit=100", "", "X-Wait-For-Position",
+			fmt.Sprint(uint64(log[len(log)-1].Position))).json(t)
+		var out []map[string]any
+		for _, d := range body["data"].([]any) {
+			out = append(out, d.(map[string]any))
+		}
+		return out, body["meta"].(map[string]any)["unread_count"].(float64)
+	}
+	sent := func(emails, chats int) {
+		t.Helper()
+		t.Cleanup(func() {
+			if t.Failed() {
+				db := notifier.Load().Store.DB()
+				for _, q := range []string{`SELECT anomaly_id || ' ' || shop_id || ' ' || severity FROM ntf_anomalies`,
+					`SELECT delivery_id || ' ' || channel || ' ' || state || ' ' || due_at || ' ' || last_error FROM ntf_outbox`,
+					`SELECT shop_id || ' ' || settings FROM ntf_settings`, `SELECT shop_id || dedupe_key FROM ntf_keys`} {
+					rows, err := db.Query(q)
+					if err != nil {
+						t.Log(err)
+						continue
+					}
+					for rows.Next() {
+						var x string
+						rows.Scan(&x)
+						t.Log(x)
+					}
+					rows.Close()
+				}
+			}
+		})
+		eventually(t, time.Minute, fmt.Sprintf("%d e-mails and %d chat messages", emails, chats), func() bool {
+			return relay.Count() >= emails && api.Count() >= chats
+		})
+		settled()
+		if relay.Count() != emails || api.Count() != chats {
+			t.Fatalf("%d e-mails and %d chat messages, want %d and %d", relay.Count(), api.Count(), emails, chats)
+		}
+	}
+
+	for range 3 {
+		deliver("template_paused", 0)
+	}
+	sent(1, 1)
+	ns, unread := list()
+	if len(ns) != 1 || unread != 1 || attrs(ns[0])["severity"] != "P1" || attrs(ns[0])["kind"] != "template_paused" {
+		t.Fatalf("notifications %v (unread %v)", ns, unread)
+	}
+	m := relay.Messages()[0]
+	header, text, _ := mailParts(t, m.Data)
+	if m.To[0] != "ops@notify.example.com" || !strings.HasPrefix(subjectOf(t, header), "[P1] ") ||
+		!strings.Contains(text, "order_confirmation") {
+		t.Fatalf("e-mail to %v: %s\n%s", m.To, subjectOf(t, header), text)
+	}
+	chat := api.Sent()[0]
+	if chat.To != "33612345678" || chat.Template != "merchant_alert" || len(chat.Parameters) != 2 ||
+		!strings.HasPrefix(chat.Parameters[0], "[P1] ") || chat.Parameters[1] != "notify.example.com" {
+		t.Fatalf("chat message %+v", chat)
+	}
+
+	deliver("template_approved", 1751334500)
+	settled()
+	ns, _ = list()
+	if attrs(ns[0])["resolved_at"] == nil {
+		t.Fatalf("not resolved: %v", ns[0])
+	}
+
+	deliver("quality_rated", 0) // YELLOW
+	settled()
+	ns, unread = list()
+	if len(ns) != 2 || attrs(ns[0])["severity"] != "P2" || unread != 2 {
+		t.Fatalf("after YELLOW: %v (unread %v)", ns, unread)
+	}
+	if relay.Count() != 1 || api.Count() != 1 {
+		t.Fatalf("a P2 went out before its digest: %d e-mails, %d chats", relay.Count(), api.Count())
+	}
+	clock.Add(time.Hour.Microseconds())
+	sent(2, 2)
+	header, _, _ = mailParts(t, relay.Messages()[1].Data)
+	if !strings.HasPrefix(subjectOf(t, header), "[P2] ") {
+		t.Fatalf("digest subject %q", subjectOf(t, header))
+	}
+
+	// Paused again the same day: in-app only.
+	deliver("template_paused", 1751335000)
+	settled()
+	if ns, _ = list(); len(ns) != 3 {
+		t.Fatalf("%d notifications after the second pause", len(ns))
+	}
+
+	deliver("quality_flagged", 1748541000) // RED: P1
+	sent(3, 3)
+	ns, _ = list()
+	red := ns[0]
+	if attrs(red)["kind"] != "number_quality_red" {
+		t.Fatalf("newest %v", red)
+	}
+	clock.Add((4*time.Hour + time.Minute).Microseconds())
+	sent(4, 4)
+	header, _, _ = mailParts(t, relay.Messages()[3].Data)
+	if !strings.HasPrefix(subjectOf(t, header), "[P1, reminder] ") {
+		t.Fatalf("reminder subject %q", subjectOf(t, header))
+	}
+	read := c.ok(200, http.MethodPost, "/api/v1/notifications/"+red["id"].(string)+"/read", "")
+	if attrs(data(read, t))["read_at"] == nil {
+		t.Fatalf("read: %s", read.body)
+	}
+	settled()
+	var queued int
+	if err := notifier.Load().Store.DB().QueryRow(`SELECT COUNT(*) FROM ntf_outbox WHERE state = 'queued'`).Scan(&queued); err != nil {
+		t.Fatal(err)
+	}
+	if queued != 0 {
+		t.Fatalf("%d deliveries still queued after the read", queued)
+	}
+	if _, unread = list(); unread != 3 {
+		t.Fatalf("unread %v, want 3", unread)
+	}
+}
+
+// subjectOf decodes a message's Subject (RFC 2047).
+func subjectOf(t *testing.T, h mail.Header) string {
+	t.Helper()
+	s, err := new(mime.WordDecoder).DecodeHeader(h.Get("Subject"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
