@@ -155,7 +155,8 @@ func TestConversationsInbox(t *testing.T) {
 		t.Fatalf("thread %v", thread)
 	}
 	sent := api.Sent()
-	if len(sent) != 1 || sent[0].Type != "text" || sent[0].Text != answer || sent[0].To != digits || sent[0].Token != "EAAG-test-token-7001" {
+	if len(sent) != 1 || sent[0].Type != "text" || sent[0].Text != answer || sent[0].To != digits || sent[0].Token != "EAAG-test-token-7001" ||
+		sent[0].CallbackData != reply["id"] {
 		t.Fatalf("sent %+v", sent)
 	}
 	cv := data(c.ok(200, http.MethodGet, "/api/v1/conversations/"+id, ""), t)
