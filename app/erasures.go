@@ -22,6 +22,7 @@ import (
 	"github.com/cgp-platform/cgp/readmodel"
 	"github.com/cgp-platform/cgp/readmodel/versioned"
 	"github.com/cgp-platform/cgp/readmodel/versioned/outbox"
+	"github.com/cgp-platform/cgp/sending"
 	"github.com/cgp-platform/cgp/vault"
 )
 
@@ -30,6 +31,12 @@ type ReadModels interface {
 	readmodel.Store
 	// CheckpointWAL truncates the write-ahead log, so no copy of deleted
 	// or nulled values stays in it.
+	CheckpointWAL(ctx context.Context) error
+}
+
+// SendingStore is the sending side's store as the erasures see it.
+type SendingStore interface {
+	Checkpoint(ctx context.Context, projector string) (eventlog.Position, error)
 	CheckpointWAL(ctx context.Context) error
 }
 
@@ -42,8 +49,12 @@ type LastUses interface {
 // handler, the physical clean-up after each customer erasure, and the
 // retention countdown with the shop erasures' follow-ups.
 type Erasures struct {
-	Store       ReadModels
-	Warehouse   versioned.Store // nil: none
+	Store     ReadModels
+	Warehouse versioned.Store // nil: none
+	// Sending is the sending side's store (nil: none): a conversation
+	// reply's text waits there to be sent; its outbox reactor nulls an
+	// erased customer's, and the follow-up checkpoints its WAL too.
+	Sending     SendingStore
 	Idempotency idempotency.Store
 	LastUse     LastUses // nil: none
 	Vault       vault.Vault
@@ -143,6 +154,18 @@ func (g *Erasures) followUpErasure(ctx context.Context, f erasure.Followup) erro
 	}
 	if err := g.Store.CheckpointWAL(ctx); err != nil {
 		return err
+	}
+	if g.Sending != nil {
+		cp, err := g.Sending.Checkpoint(ctx, sending.OutboxName)
+		if err != nil {
+			return err
+		}
+		if cp < f.ErasedPosition {
+			return errors.New("the sending side has not folded the erasure yet")
+		}
+		if err := g.Sending.CheckpointWAL(ctx); err != nil {
+			return fmt.Errorf("sending store: %w", err)
+		}
 	}
 	return erasure.Settle(ctx, g.Store, f.RequestEventID)
 }

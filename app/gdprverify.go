@@ -17,6 +17,7 @@ import (
 	"github.com/cgp-platform/cgp/internal/sqlitedb"
 	"github.com/cgp-platform/cgp/projections/attribution"
 	"github.com/cgp-platform/cgp/projections/commerce"
+	"github.com/cgp-platform/cgp/projections/conversations"
 	"github.com/cgp-platform/cgp/projections/customers"
 	"github.com/cgp-platform/cgp/projections/erasure"
 	"github.com/cgp-platform/cgp/projections/journeys"
@@ -117,6 +118,7 @@ func verifyReadModels(ctx context.Context, path string, rep *ErasureReport, shop
 	type left func(ctx context.Context, shop, customer string) (int, error)
 	cus, com, msg := customers.NewQueries(db), commerce.NewQueries(db), messaging.NewQueries(db)
 	att, jrn, ers := attribution.NewQueries(db), journeys.NewQueries(db), erasure.NewQueries(db)
+	cnv := conversations.NewQueries(db)
 	for _, q := range []struct {
 		name  string
 		count left
@@ -126,6 +128,7 @@ func verifyReadModels(ctx context.Context, path string, rep *ErasureReport, shop
 		{"orders_nulled", com.OrdersLeft, "orders of the customer still hold an e-mail address"},
 		{"checkouts_nulled", com.CheckoutsLeft, "checkouts of the customer still hold an e-mail address"},
 		{"messages_nulled", msg.MessagesLeft, "messages of the customer still hold personal data"},
+		{"conversations_nulled", cnv.TextsLeft, "conversations of the customer still hold personal data"},
 		{"identity_links_deleted", att.IdentityLinksLeft, "identity links of the customer remain"},
 		{"enrollments_exited", jrn.ActiveEnrollmentsLeft, "the customer is still enrolled in a journey"},
 		{"clean_up_done", ers.FollowupsLeft, "the erasure's clean-up is still pending"},

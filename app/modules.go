@@ -21,6 +21,7 @@ import (
 	"github.com/cgp-platform/cgp/projections/campaigns"
 	"github.com/cgp-platform/cgp/projections/commerce"
 	"github.com/cgp-platform/cgp/projections/consentreplies"
+	"github.com/cgp-platform/cgp/projections/conversations"
 	"github.com/cgp-platform/cgp/projections/customers"
 	"github.com/cgp-platform/cgp/projections/enrollment"
 	"github.com/cgp-platform/cgp/projections/erasure"
@@ -125,6 +126,10 @@ func Modules() []Module {
 		Projectors: func(d Deps) []projections.Projector { return one(messaging.Projector(d.Codec)) },
 		Routes:     []Route{{"whatsapp.Receiver, providers.Receiver", mountMessaging}},
 		Commands:   []string{"messaging"},
+	}, {
+		Name:       "conversations",
+		Projectors: func(d Deps) []projections.Projector { return one(conversations.Projector(d.Codec)) },
+		Routes:     []Route{{"readapi.Conversations, writeapi.Conversations", mountConversations}},
 	}, {
 		Name:       "marketplaces",
 		Projectors: func(d Deps) []projections.Projector { return one(marketplaces.Projector(d.Codec)) },

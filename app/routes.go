@@ -23,6 +23,7 @@ import (
 	"github.com/cgp-platform/cgp/projections/attribution"
 	"github.com/cgp-platform/cgp/projections/audit"
 	"github.com/cgp-platform/cgp/projections/campaigns"
+	"github.com/cgp-platform/cgp/projections/conversations"
 	"github.com/cgp-platform/cgp/projections/gdprrequests"
 	intelrm "github.com/cgp-platform/cgp/projections/intelligence"
 	"github.com/cgp-platform/cgp/projections/journeys"
@@ -129,6 +130,14 @@ func mountWebhooks(a *App, r *mux.Router, idem Middleware) {
 	q := webhooksubs.NewQueries(a.Store.DB())
 	readapi.NewWebhooks(q, a.Auth, a.cursors, a.Runtime).Routes(r)
 	writeapi.NewWebhooks(a.Commands, a.Auth, idem, q, a.Runtime, a.Config.OutboundAllowPrivate).Routes(r)
+}
+
+// mountConversations registers the conversation reads and writes (the
+// inbox of the customers' WhatsApp conversations).
+func mountConversations(a *App, r *mux.Router, idem Middleware) {
+	q := conversations.NewQueries(a.Store.DB())
+	readapi.NewConversations(q, a.Auth, a.cursors, a.Runtime).Routes(r)
+	writeapi.NewConversations(a.Commands, a.Auth, idem, q, a.Runtime).Routes(r)
 }
 
 // mountIntelligence registers the intelligence reads (keywords come from

@@ -184,7 +184,7 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 	if a.Notify, err = openNotify(ctx, cfg, core, a, a.Registry); err != nil {
 		return nil, errors.Join(err, a.closeWarehouse(), a.closeSides(), store.Close())
 	}
-	*a.erasures = Erasures{Store: store, Warehouse: a.Warehouse, Idempotency: a.Idempotency, LastUse: a.LastUse, Vault: a.Vault,
+	*a.erasures = Erasures{Store: store, Warehouse: a.Warehouse, Sending: a.Sending.Store, Idempotency: a.Idempotency, LastUse: a.LastUse, Vault: a.Vault,
 		Commands: a.Commands, Tenancy: a.Tenancy, Registered: func() []string { return a.projectorNames },
 		RetentionEvery: cfg.Test.RetentionEvery, Now: cfg.Test.RetentionClock, Logger: a.Logger}
 	a.Customers = customers.NewQueries(store.DB())

@@ -44,6 +44,8 @@ import (
 //     reactor, pause.go)
 //   - RecordKeywordRankings, StartDecisionRun, CompleteDecisionRun,
 //     FailDecisionRun (intelligence.go)
+//   - ReplyToConversation, AssignConversation, CloseConversation,
+//     QueueConversation (conversation.go)
 //
 // It is safe for concurrent use.
 type Handler struct {

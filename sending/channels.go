@@ -25,7 +25,9 @@ type Accounts interface {
 }
 
 // WhatsApp sends WhatsApp template messages through the Cloud API, with
-// the message id as biz_opaque_callback_data.
+// the message id as biz_opaque_callback_data, and text messages (a
+// conversation reply: a message with a text and no template) with the
+// same callback data.
 type WhatsApp struct {
 	Client   *whatsapp.Client
 	Accounts Accounts
@@ -39,6 +41,10 @@ func (w WhatsApp) Send(ctx context.Context, m Message) (string, string, error) {
 	}
 	if err != nil {
 		return domain.ChannelWhatsApp, "", err
+	}
+	if m.Template == "" && m.Text != "" {
+		sent, err := w.Client.SendTextMessage(ctx, phone, token, m.To.Address, whatsapp.Text{Body: m.Text, CallbackData: m.Ref.MessageID})
+		return domain.ChannelWhatsApp, sent.MessageID, err
 	}
 	sent, err := w.Client.SendTemplate(ctx, phone, token, m.To.Address, whatsapp.Template{Name: m.Template, Language: m.Language,
 		Body: m.Parameters, CallbackData: m.Ref.MessageID})

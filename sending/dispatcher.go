@@ -68,6 +68,9 @@ type Message struct {
 	// Values are the merge fields of a flow's message besides the
 	// recipient's (its link).
 	Values map[string]string
+	// ReplyTo is the recipient of a conversation reply (its WhatsApp
+	// identity), which is sent as typed: no recipient lookup, no merge.
+	ReplyTo string
 	// Attempt counts from 1.
 	Attempt int
 }
@@ -698,6 +701,9 @@ func (d *Dispatcher) start(ctx, sends context.Context, rows []row) error {
 					break
 				}
 				to, ok := recipients[r.ref.CustomerID]
+				if m.ReplyTo != "" {
+					to, ok = Recipient{Address: m.ReplyTo, Consented: true}, true
+				}
 				m.To = to
 				d.send(sends, m, ok)
 				started++
@@ -731,7 +737,7 @@ func (d *Dispatcher) message(ctx context.Context, r row, shopName string) (Messa
 			return m, fmt.Errorf("message %s has nothing to send: %w", r.ref.MessageID, err)
 		}
 		m.Subject, m.Text, m.HTML, m.Parameters = c.Subject, c.Text, c.HTML, c.Parameters
-		m.Template, m.Language = c.Template, c.Language
+		m.Template, m.Language, m.ReplyTo = c.Template, c.Language, c.ReplyTo
 		if r.ref.Flow != "" {
 			if err := d.flowValues(ctx, &m, c); err != nil {
 				return m, fmt.Errorf("message %s: %w", r.ref.MessageID, err)
@@ -818,7 +824,9 @@ func (d *Dispatcher) attempt(ctx context.Context, m Message, exists bool) result
 		if !ok {
 			o.Outcome, o.ErrorCode = domain.OutcomeFailed, "channel_unavailable"
 		} else {
-			merge(&m)
+			if m.ReplyTo == "" {
+				merge(&m)
+			}
 			sctx, cancel := context.WithTimeout(ctx, d.cfg.Timeout)
 			provider, id, err := ch.Send(sctx, m)
 			cancel()

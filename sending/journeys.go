@@ -48,6 +48,11 @@ type journeyContent struct {
 	OrderName string `json:"order_name,omitempty"`
 	Page      string `json:"page,omitempty"`
 	Trigger   uint64 `json:"trigger,omitempty"`
+	// ReplyTo is a conversation reply's recipient (the customer's
+	// WhatsApp identity): the answer to the customer's own message goes
+	// to the number that wrote, inside the customer-service window the
+	// reply was checked against, without a marketing opt-in, as text.
+	ReplyTo string `json:"reply_to,omitempty"`
 }
 
 // runJourneys runs the due enrollments' steps (up to 256 a call): each

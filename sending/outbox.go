@@ -123,6 +123,15 @@ func outboxProjector(codec *envelope.Codec, now func() int64, committed func()) 
 				readmodel.ShopRows("snd_numbers"), readmodel.ShopRows("snd_enrollments"), readmodel.ShopRows("snd_flow_settings"),
 				readmodel.ShopRows("snd_flow_runs"))
 		}),
+		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.ConversationReplyRequested, e *projections.DecodedEvent) error {
+			return queueReply(ctx, tx, ev, len(e.Redacted) > 0, now())
+		}),
+		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.CustomerErased, _ *projections.DecodedEvent) error {
+			// A reply's text and recipient leave the store; one not sent
+			// yet is then skipped (its customer is not found).
+			return exec(ctx, tx, `UPDATE snd_outbox SET content = '{}' WHERE shop_id = ? AND customer_id IN (?, ?)
+				AND json_extract(content, '$.reply_to') IS NOT NULL`, ev.ShopID, ev.CustomerID, ev.MessagingCustomerID)
+		}),
 		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.FlowConfigured, _ *projections.DecodedEvent) error {
 			return configureFlow(ctx, tx, ev)
 		}),
@@ -256,6 +265,19 @@ func setStatus(ctx context.Context, tx *sql.Tx, campaign, status string, now int
 func done(ctx context.Context, tx *sql.Tx, id, outcome, providerID string) error {
 	return exec(ctx, tx, `UPDATE snd_outbox SET state = ?, outcome = ?, provider_message_id = CASE WHEN ? <> '' THEN ? ELSE provider_message_id END
 		WHERE message_id = ? AND state <> ?`, StateDone, outcome, providerID, providerID, id, StateDone)
+}
+
+// queueReply queues a conversation reply as a transactional WhatsApp
+// text message, due now; a reply whose personal fields were erased before
+// it was queued is not sent.
+func queueReply(ctx context.Context, tx *sql.Tx, ev *domain.ConversationReplyRequested, redacted bool, now int64) error {
+	if redacted || ev.To == "" || ev.Text == "" {
+		return nil
+	}
+	c := journeyContent{MessageContent: domain.MessageContent{Text: ev.Text}, ReplyTo: ev.To}
+	return exec(ctx, tx, `INSERT INTO snd_outbox (message_id, shop_id, customer_id, channel, intent, state, due_at, content)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (message_id) DO NOTHING`, ev.MessageID, ev.ShopID, ev.CustomerID,
+		domain.ChannelWhatsApp, domain.IntentTransactional, StateQueued, now, readmodel.JSONText(c, "{}"))
 }
 
 // snapshot queues one message per recipient of a part of a campaign's

@@ -182,10 +182,26 @@ func (c *Client) SendTemplate(ctx context.Context, phoneNumberID, accessToken, t
 // the 24 hours after the customer's last message (error 131047
 // otherwise). previewURL asks for a preview of the first URL in body.
 func (c *Client) SendText(ctx context.Context, phoneNumberID, accessToken, to, body string, previewURL bool) (Sent, error) {
+	return c.SendTextMessage(ctx, phoneNumberID, accessToken, to, Text{Body: body, PreviewURL: previewURL})
+}
+
+// Text is a text message: its body (1 to MaxTextBody characters),
+// whether to preview its first URL, and the callback data the platform's
+// status webhooks carry back (biz_opaque_callback_data, optional).
+type Text struct {
+	Body         string
+	PreviewURL   bool
+	CallbackData string
+}
+
+// SendTextMessage sends a text message with its callback data; see
+// SendText.
+func (c *Client) SendTextMessage(ctx context.Context, phoneNumberID, accessToken, to string, t Text) (Sent, error) {
 	msisdn, err := checkCommon(phoneNumberID, accessToken, to)
 	if err != nil {
 		return Sent{}, err
 	}
+	body := t.Body
 	if strings.TrimSpace(body) == "" {
 		return Sent{}, invalid("body is empty")
 	}
@@ -195,12 +211,16 @@ func (c *Client) SendText(ctx context.Context, phoneNumberID, accessToken, to, b
 	if n := utf8.RuneCountInString(body); n > MaxTextBody {
 		return Sent{}, invalid(fmt.Sprintf("body has %d characters, at most %d allowed", n, MaxTextBody))
 	}
+	if utf8.RuneCountInString(t.CallbackData) > MaxCallbackData {
+		return Sent{}, invalid(fmt.Sprintf("callback data has more than %d characters", MaxCallbackData))
+	}
 	return c.send(ctx, phoneNumberID, accessToken, request{
 		MessagingProduct: "whatsapp",
 		RecipientType:    "individual",
 		To:               msisdn,
 		Type:             "text",
-		Text:             &textObject{Body: body, PreviewURL: previewURL},
+		Text:             &textObject{Body: body, PreviewURL: t.PreviewURL},
+		CallbackData:     t.CallbackData,
 	})
 }
 

@@ -213,6 +213,23 @@ func TestSendTextPostsTheDocumentedBody(t *testing.T) {
 	}`)
 }
 
+func TestSendTextMessageCarriesItsCallbackData(t *testing.T) {
+	f := newFakeAPI(t)
+	f.answer(http.StatusOK, nil, readTestdata(t, "success_text.json"))
+	if _, err := f.client(t).SendTextMessage(context.Background(), phoneID, token, recipient,
+		whatsapp.Text{Body: "It left today", CallbackData: "msg_123"}); err != nil {
+		t.Fatal(err)
+	}
+	assertJSON(t, assertOneRequest(t, f).Body, `{
+		"messaging_product": "whatsapp", "recipient_type": "individual", "to": "16505551234",
+		"type": "text", "text": {"body": "It left today", "preview_url": false}, "biz_opaque_callback_data": "msg_123"
+	}`)
+	if _, err := f.client(t).SendTextMessage(context.Background(), phoneID, token, recipient,
+		whatsapp.Text{Body: "x", CallbackData: strings.Repeat("c", whatsapp.MaxCallbackData+1)}); err == nil {
+		t.Fatal("a callback data over the bound was sent")
+	}
+}
+
 // assertSendError checks the classification and that the error shows
 // neither the token, the recipient nor the provider's text.
 func assertSendError(t *testing.T, err error, code string, retry bool, status int, retryAfter time.Duration, secret ...string) {

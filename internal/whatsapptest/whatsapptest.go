@@ -30,6 +30,9 @@ type Sent struct {
 	Parameters         []string
 	// CallbackData is the request's biz_opaque_callback_data.
 	CallbackData string
+	// Type is the message type (template, text); Text is a text
+	// message's body.
+	Type, Text string
 	// WAMID is the id answered.
 	WAMID string
 }
@@ -136,6 +139,9 @@ type request struct {
 		} `json:"components"`
 	} `json:"template"`
 	CallbackData string `json:"biz_opaque_callback_data"`
+	Text         *struct {
+		Body string `json:"body"`
+	} `json:"text"`
 }
 
 // Waiting is the number of requests being answered (held by a FailWith
@@ -171,7 +177,10 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		writeError(w, Failure{Status: http.StatusBadRequest, Code: 100, Message: "Invalid parameter"})
 		return
 	}
-	m := Sent{PhoneNumberID: parts[len(parts)-2], Token: token, To: req.To, CallbackData: req.CallbackData}
+	m := Sent{PhoneNumberID: parts[len(parts)-2], Token: token, To: req.To, CallbackData: req.CallbackData, Type: req.Type}
+	if req.Text != nil {
+		m.Text = req.Text.Body
+	}
 	if req.Template != nil {
 		m.Template, m.Language = req.Template.Name, req.Template.Language.Code
 		for _, c := range req.Template.Components {
