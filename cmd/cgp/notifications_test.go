@@ -13,7 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cgp-platform/cgp/internal/smtptest"
 	"github.com/cgp-platform/cgp/internal/whatsapptest"
+	"github.com/cgp-platform/cgp/limits/limitstest"
 	"github.com/cgp-platform/cgp/notify"
 	"github.com/cgp-platform/cgp/openapi/openapitest"
 	"github.com/cgp-platform/cgp/projections/anomalies"
@@ -295,4 +297,41 @@ func subjectOf(t *testing.T, h mail.Header) string {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// TestOperatorAlertReachesTheOperator: 1,000 failed authentications from
+// one address in 24 hours reach the operator's address by e-mail, once,
+// however many more follow.
+func TestOperatorAlertReachesTheOperator(t *testing.T) {
+	relay, err := smtptest.Start(smtptest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = relay.Close() })
+	dir := t.TempDir()
+	clock := limitstest.NewClock()
+	s := startServerWith(t, dir, func(c *Config) {
+		c.TrustedProxies = []string{"127.0.0.1/32"}
+		c.Test.GuardNow = clock.Now
+		c.SMTPAddr, c.SMTPFrom, c.OperatorEmail = relay.Addr, "alerts@cgp.example.com", "oncall@cgp.example.com"
+	})
+	bad := "copt_live_" + strings.Repeat("F", 32)
+	for range 1100 {
+		s.from(t, "192.0.2.77", bad)
+	}
+	eventually(t, time.Minute, "the operator's alert", func() bool { return relay.Count() >= 1 })
+	for range 50 {
+		s.from(t, "192.0.2.77", bad)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := relay.WaitCount(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	m := relay.Messages()
+	header, text, _ := mailParts(t, m[0].Data)
+	if len(m) != 1 || m[0].To[0] != "oncall@cgp.example.com" || !strings.HasPrefix(subjectOf(t, header), "[P1] ") ||
+		!strings.Contains(text, "the platform") {
+		t.Fatalf("%d e-mails; the first to %v: %s\n%s", len(m), m[0].To, subjectOf(t, header), text)
+	}
 }
