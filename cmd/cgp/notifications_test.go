@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"fmt"
 	"mime"
 	"net/http"
@@ -12,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/emersion/go-smtp"
 
 	"github.com/cgp-platform/cgp/internal/smtptest"
 	"github.com/cgp-platform/cgp/internal/whatsapptest"
@@ -333,5 +336,48 @@ func TestOperatorAlertReachesTheOperator(t *testing.T) {
 	if len(m) != 1 || m[0].To[0] != "oncall@cgp.example.com" || !strings.HasPrefix(subjectOf(t, header), "[P1] ") ||
 		!strings.Contains(text, "the platform") {
 		t.Fatalf("%d e-mails; the first to %v: %s\n%s", len(m), m[0].To, subjectOf(t, header), text)
+	}
+}
+
+// TestNotificationRetriesUntilTheRelayAccepts: a relay that refuses for
+// now (451) does not lose a P1 e-mail: it is tried again with backoff and
+// delivered once the relay accepts, once.
+func TestNotificationRetriesUntilTheRelayAccepts(t *testing.T) {
+	var notifier atomic.Pointer[notify.Service]
+	dir := t.TempDir()
+	s, relay := sendingServer(t, dir, func(c *Config) {
+		c.Test.Notify.Schedule = []time.Duration{50 * time.Millisecond, 100 * time.Millisecond}
+		c.Test.Notify.Opened = func(n *notify.Service) { notifier.Store(n) }
+	})
+	rm := messagingDB(t, dir)
+	v := openapitest.NewValidator(t)
+	wt := connectWhatsApp(t, s, rm, "retry-notify.example.com", "agency", "7002")
+	c := catalogClient{t: t, s: s, v: v, token: wt.token}
+	c.ok(200, http.MethodPatch, "/api/v1/shop", `{"data":{"attributes":{"notifications":{"emails":["ops@retry-notify.example.com"]}}}}`)
+	relay.RefuseRecipients(&smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "try later"})
+	if r := waPost(t, s, v, wt.appSecret, waFixture(t, "template_paused", wt.waba)); r.status != http.StatusOK {
+		t.Fatalf("template_paused: %d %s", r.status, r.body)
+	}
+	attempts := func() int {
+		var n sql.NullInt64
+		if err := notifier.Load().Store.DB().QueryRow(`SELECT MAX(attempts) FROM ntf_outbox WHERE channel = 'email'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return int(n.Int64)
+	}
+	eventually(t, time.Minute, "three refused attempts", func() bool { return attempts() >= 3 })
+	if relay.Count() != 0 {
+		t.Fatalf("%d e-mails accepted while refusing", relay.Count())
+	}
+	relay.RefuseRecipients(nil)
+	eventually(t, time.Minute, "the e-mail delivered", func() bool { return relay.Count() >= 1 })
+	var queued int
+	eventually(t, time.Minute, "nothing left queued but the reminder", func() bool {
+		err := notifier.Load().Store.DB().QueryRow(`SELECT COUNT(*) FROM ntf_outbox WHERE channel = 'email' AND state = 'queued' AND reminder = 0`).
+			Scan(&queued)
+		return err == nil && queued == 0
+	})
+	if relay.Count() != 1 || relay.Messages()[0].To[0] != "ops@retry-notify.example.com" {
+		t.Fatalf("%d e-mails: %v", relay.Count(), relay.Messages())
 	}
 }
