@@ -11,6 +11,7 @@ package channels
 
 import (
 	"errors"
+	"net/http"
 	"time"
 )
 
@@ -67,4 +68,20 @@ func Classify(err error) *SendError {
 		return se
 	}
 	return &SendError{Code: CodeProviderError, Retryable: true, err: err}
+}
+
+// ClientDefaults fills what a provider client's configuration leaves zero:
+// an HTTP client that follows no redirect (the APIs answer directly; a
+// redirect is an error to see, not to follow), the timeout def and the
+// real clock.
+func ClientDefaults(hc **http.Client, timeout *time.Duration, def time.Duration, now *func() time.Time) {
+	if *hc == nil {
+		*hc = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	}
+	if *timeout == 0 {
+		*timeout = def
+	}
+	if *now == nil {
+		*now = time.Now
+	}
 }

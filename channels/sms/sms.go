@@ -59,17 +59,7 @@ type Config struct {
 
 func (c *Config) setDefaults() {
 	c.BaseURL = strings.TrimRight(c.BaseURL, "/")
-	if c.HTTP == nil {
-		c.HTTP = &http.Client{
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-		}
-	}
-	if c.Timeout == 0 {
-		c.Timeout = DefaultTimeout
-	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
+	channels.ClientDefaults(&c.HTTP, &c.Timeout, DefaultTimeout, &c.Now)
 }
 
 // Validate reports every problem of the configuration at once, naming

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cgp-platform/cgp/channels"
 	"github.com/cgp-platform/cgp/concierge"
 )
 
@@ -50,17 +51,7 @@ type Config struct {
 
 func (c *Config) setDefaults() {
 	c.BaseURL = strings.TrimRight(c.BaseURL, "/")
-	if c.HTTP == nil {
-		c.HTTP = &http.Client{
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-		}
-	}
-	if c.Timeout == 0 {
-		c.Timeout = DefaultTimeout
-	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
+	channels.ClientDefaults(&c.HTTP, &c.Timeout, DefaultTimeout, &c.Now)
 }
 
 // Validate reports every problem of the configuration at once. Messages
