@@ -22,7 +22,6 @@ import (
 	"github.com/cgp-platform/cgp/readmodel"
 	"github.com/cgp-platform/cgp/readmodel/versioned"
 	"github.com/cgp-platform/cgp/readmodel/versioned/outbox"
-	"github.com/cgp-platform/cgp/sending"
 	"github.com/cgp-platform/cgp/vault"
 )
 
@@ -34,10 +33,20 @@ type ReadModels interface {
 	CheckpointWAL(ctx context.Context) error
 }
 
-// SendingStore is the sending side's store as the erasures see it.
-type SendingStore interface {
+// SideStore is the store of a side with its own (sending, webhook
+// delivery, notifier) as the erasures see it.
+type SideStore interface {
 	Checkpoint(ctx context.Context, projector string) (eventlog.Position, error)
 	CheckpointWAL(ctx context.Context) error
+}
+
+// Side is a side with a store of its own: its reactor deletes or nulls
+// what it holds of an erased customer or shop, and the follow-ups wait
+// until it folded the erasure, then truncate its WAL (so no copy of the
+// values stays there; secure_delete zeroes the freed pages).
+type Side struct {
+	Name, Reactor string
+	Store         SideStore
 }
 
 // LastUses deletes the last-use records of an erased shop's tokens.
@@ -51,10 +60,10 @@ type LastUses interface {
 type Erasures struct {
 	Store     ReadModels
 	Warehouse versioned.Store // nil: none
-	// Sending is the sending side's store (nil: none): a conversation
-	// reply's text waits there to be sent; its outbox reactor nulls an
-	// erased customer's, and the follow-up checkpoints its WAL too.
-	Sending     SendingStore
+	// Sides are the stores of their own (a conversation reply's text
+	// waits in the sending store to be sent, a shop's domain and contact
+	// e-mail are in the notifier's).
+	Sides       []Side
 	Idempotency idempotency.Store
 	LastUse     LastUses // nil: none
 	Vault       vault.Vault
@@ -155,19 +164,28 @@ func (g *Erasures) followUpErasure(ctx context.Context, f erasure.Followup) erro
 	if err := g.Store.CheckpointWAL(ctx); err != nil {
 		return err
 	}
-	if g.Sending != nil {
-		cp, err := g.Sending.Checkpoint(ctx, sending.OutboxName)
-		if err != nil {
-			return err
-		}
-		if cp < f.ErasedPosition {
-			return errors.New("the sending side has not folded the erasure yet")
-		}
-		if err := g.Sending.CheckpointWAL(ctx); err != nil {
-			return fmt.Errorf("sending store: %w", err)
-		}
+	if err := g.settleSides(ctx, f.ErasedPosition); err != nil {
+		return err
 	}
 	return erasure.Settle(ctx, g.Store, f.RequestEventID)
+}
+
+// settleSides waits until every side's reactor folded the log up to pos
+// (an error: the follow-up is tried again), then truncates its WAL.
+func (g *Erasures) settleSides(ctx context.Context, pos eventlog.Position) error {
+	for _, side := range g.Sides {
+		cp, err := side.Store.Checkpoint(ctx, side.Reactor)
+		if err != nil {
+			return fmt.Errorf("%s store: %w", side.Name, err)
+		}
+		if cp < pos {
+			return fmt.Errorf("the %s side has not folded the erasure yet", side.Name)
+		}
+		if err := side.Store.CheckpointWAL(ctx); err != nil {
+			return fmt.Errorf("%s store: %w", side.Name, err)
+		}
+	}
+	return nil
 }
 
 // DefaultRetentionEvery is how often the countdown looks for shops whose
@@ -250,6 +268,9 @@ func (g *Erasures) followUpShopErasures(ctx context.Context) error {
 			return err
 		}
 		if err := g.Store.CheckpointWAL(ctx); err != nil {
+			return err
+		}
+		if err := g.settleSides(ctx, p.Position); err != nil {
 			return err
 		}
 		if err := shoperasure.Settle(ctx, g.Store, p.ShopID); err != nil {

@@ -184,7 +184,7 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 	if a.Notify, err = openNotify(ctx, cfg, core, a, a.Registry); err != nil {
 		return nil, errors.Join(err, a.closeWarehouse(), a.closeSides(), store.Close())
 	}
-	*a.erasures = Erasures{Store: store, Warehouse: a.Warehouse, Sending: a.Sending.Store, Idempotency: a.Idempotency, LastUse: a.LastUse, Vault: a.Vault,
+	*a.erasures = Erasures{Store: store, Warehouse: a.Warehouse, Sides: a.sides(), Idempotency: a.Idempotency, LastUse: a.LastUse, Vault: a.Vault,
 		Commands: a.Commands, Tenancy: a.Tenancy, Registered: func() []string { return a.projectorNames },
 		RetentionEvery: cfg.Test.RetentionEvery, Now: cfg.Test.RetentionClock, Logger: a.Logger}
 	a.Customers = customers.NewQueries(store.DB())
@@ -298,6 +298,14 @@ func (a *App) Serve(ctx context.Context, ln net.Listener, grace time.Duration) e
 		return errors.Join(jobs.Stop(stopCtx), a.Runtime.Close())
 	})
 	return srv.Run(ctx)
+}
+
+// sides are the sides with a store of their own, as the erasures see
+// them.
+func (a *App) sides() []Side {
+	return []Side{{Name: "sending", Reactor: sending.OutboxName, Store: a.Sending.Store},
+		{Name: "notification", Reactor: notify.OutboxName, Store: a.Notify.Store},
+		{Name: "webhook delivery", Reactor: webhooks.FanoutName, Store: a.Webhooks.Store}}
 }
 
 // closeSides closes the sides with a store of their own that are open.
