@@ -26,7 +26,8 @@
 // redelivery, a retried transaction or a rebuild appends nothing twice
 // (an answer already recorded wins; a rebuild does not ask again for
 // messages outside the 24-hour reply window, which cannot be answered).
-// A message of an erased customer (its texts unsealable) is skipped.
+// A message of an erased customer (its texts unsealable) is skipped, and
+// so is a consent reply (STOP, START…), which consent_replies records.
 //
 // It imports concierge, domain, envelope, projections and readmodel.
 package conciergereplies
@@ -206,6 +207,9 @@ func (r reactor) receive(ctx context.Context, tx *sql.Tx, ev *domain.WhatsAppMes
 	if r.cfg.Answerer == nil || queue != domain.QueueAIConcierge || ev.Type != "text" || ev.Text == nil ||
 		strings.TrimSpace(*ev.Text) == "" || len(e.Redacted) > 0 || ev.From == "" {
 		return nil
+	}
+	if domain.ReplyConsent(*ev.Text) != "" {
+		return nil // STOP, START…: a consent decision (consent_replies), not a question
 	}
 	now := r.cfg.Now()
 	if now.Sub(ev.SentAt) >= domain.CustomerServiceWindow {

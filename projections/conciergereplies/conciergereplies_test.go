@@ -170,7 +170,8 @@ func (f *fixture) anomaly(shop, from string) string {
 // answered, once (a rebuild handles it again); a refund request
 // escalates (queue, P3 anomaly) and the conversation's next message is
 // left to the humans; a human reply resolves the anomaly; a human-queue
-// message (below pro_plus) and one outside the 24-hour window get nothing;
+// message (below pro_plus), one outside the 24-hour window and a consent
+// reply (STOP) get nothing;
 // a rebuild of the reactor appends nothing.
 func TestAnswersEscalatesOnce(t *testing.T) {
 	f := newFixture(t, concierge.NewEmbedded())
@@ -180,6 +181,7 @@ func TestAnswersEscalatesOnce(t *testing.T) {
 	f.emit(shop, f.inbound(shop, "15550002", "wamid.2", "I want a REFUND now", domain.QueueAIConcierge, start), uuid.Nil)
 	f.emit(shop, f.inbound(shop, "15550002", "wamid.3", "Hello?", domain.QueueAIConcierge, start), uuid.Nil)
 	f.emit(shop, f.inbound(shop, "15550003", "wamid.4", "Hello", domain.QueueHuman, start), uuid.Nil)
+	f.emit(shop, f.inbound(shop, "15550005", "wamid.6", "STOP", domain.QueueAIConcierge, start), uuid.Nil)
 	f.emit(shop, f.inbound(shop, "15550004", "wamid.5", "Hello", domain.QueueAIConcierge, start.Add(-25*time.Hour)), uuid.Nil)
 	live := f.readSide()
 	f.settle(live)
@@ -193,7 +195,7 @@ func TestAnswersEscalatesOnce(t *testing.T) {
 	if got := f.anomaly(shop, "15550002"); got != "Raised(conversation_escalated P3)" {
 		t.Errorf("refund anomaly: %s", got)
 	}
-	for _, from := range []string{"15550003", "15550004"} {
+	for _, from := range []string{"15550003", "15550004", "15550005"} {
 		if got := f.conversation(shop, from); got != "" {
 			t.Errorf("%s: %s", from, got)
 		}
