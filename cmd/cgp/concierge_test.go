@@ -32,8 +32,10 @@ func waitConcierge(t *testing.T, rm *sql.DB, pos string) {
 }
 
 // conciergeCustomer records, through the commerce webhooks, a customer
-// whose phone is +digits with a paid order #1043 placed an hour ago.
-func conciergeCustomer(t *testing.T, s *testServer, tn tenant, digits string, external int64) {
+// whose phone is +digits with a paid order #1043 placed an hour ago, and
+// waits for the read models to hold them (a customer writes long after
+// ordering; the reactor reads them as they are).
+func conciergeCustomer(t *testing.T, s *testServer, rm *sql.DB, tn tenant, digits string, external int64) {
 	t.Helper()
 	customer := editJSON(t, fixture(t, "customers/create"), func(m map[string]any) {
 		m["id"], m["phone"] = external, "+"+digits
@@ -50,6 +52,12 @@ func conciergeCustomer(t *testing.T, s *testServer, tn tenant, digits string, ex
 	if r := s.webhook(t, tn, "orders/create", fmt.Sprintf("cc-o-%d", external), order); r.status != http.StatusOK {
 		t.Fatalf("orders/create: %d %s", r.status, r.body)
 	}
+	eventually(t, 30*time.Second, "the customer and its order in the read models", func() bool {
+		var n int
+		err := rm.QueryRow(`SELECT COUNT(*) FROM customers c JOIN orders o ON o.shop_id = c.shop_id AND o.customer_id = c.customer_id
+			WHERE c.shop_id = ? AND c.phone = ? AND o.financial_status = 'paid'`, tn.shopID, "+"+digits).Scan(&n)
+		return err == nil && n == 1
+	})
 }
 
 // TestConciergeAnswersAndEscalates: on a pro_plus shop, the embedded
@@ -72,8 +80,8 @@ func TestConciergeAnswersAndEscalates(t *testing.T) {
 	pro := connectWhatsApp(t, s, rm, "concierge-pro.example.com", "pro", "7102")
 
 	const buyer, unhappy, proBuyer = "15550108001", "15550108002", "15550108003"
-	conciergeCustomer(t, s, wt.tenant, buyer, 81001)
-	conciergeCustomer(t, s, pro.tenant, proBuyer, 81003)
+	conciergeCustomer(t, s, rm, wt.tenant, buyer, 81001)
+	conciergeCustomer(t, s, rm, pro.tenant, proBuyer, 81003)
 
 	where := inboundText(t, wt.waba, buyer, "wamid.cc-1", "Hi, where is my order?", time.Now().Add(-time.Minute))
 	pos := receive(t, s, v, wt, where)
@@ -306,7 +314,7 @@ func TestConciergeSettingsAndProvider(t *testing.T) {
 	}
 
 	const digits = "15550108004"
-	conciergeCustomer(t, s, wt.tenant, digits, 81004)
+	conciergeCustomer(t, s, rm, wt.tenant, digits, 81004)
 	pos := receive(t, s, v, wt, inboundText(t, wt.waba, digits, "wamid.cc-4", "Can I send it back?", time.Now()))
 	waitConcierge(t, rm, pos)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
