@@ -19,9 +19,12 @@ import (
 
 	"github.com/cgp-platform/cgp/channels/sms"
 	"github.com/cgp-platform/cgp/channels/whatsapp"
+	"github.com/cgp-platform/cgp/concierge"
+	"github.com/cgp-platform/cgp/concierge/openai"
 	"github.com/cgp-platform/cgp/consent"
 	"github.com/cgp-platform/cgp/eventlog"
 	"github.com/cgp-platform/cgp/intelligence"
+	"github.com/cgp-platform/cgp/projections/conciergereplies"
 	rmsqlite "github.com/cgp-platform/cgp/readmodel/sqlite"
 	"github.com/cgp-platform/cgp/replay"
 )
@@ -146,6 +149,17 @@ type Config struct {
 	// SMSFrom is the sender id, required with SMSAPIURL: an E.164
 	// number or 1 to 11 letters, digits or spaces (sms.ValidSender).
 	SMSFrom string
+	// ConciergeAPIURL is the base address (up to and without
+	// /chat/completions) of the OpenAI-compatible chat-completions API the
+	// AI concierge answers through; empty: the embedded answerer. https,
+	// or http with OutboundAllowPrivate (tests serve the contract from
+	// httptest).
+	ConciergeAPIURL string
+	// ConciergeAPIKey is that API's bearer key, required with
+	// ConciergeAPIURL. A secret: never logged nor echoed by Validate.
+	ConciergeAPIKey string
+	// ConciergeModel is the model asked, required with ConciergeAPIURL.
+	ConciergeModel string
 	// Test holds the hooks the end-to-end tests set; zero in production.
 	Test TestHooks
 }
@@ -297,6 +311,7 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("public-url: %w", err))
 	}
 	errs = append(errs, c.validateSMS()...)
+	errs = append(errs, c.validateConcierge()...)
 	return errors.Join(errs...)
 }
 
@@ -348,6 +363,50 @@ func (c *Config) validateSMS() []error {
 		errs = append(errs, errors.New("sms-from must be an E.164 number or 1 to 11 letters, digits or spaces, not all digits, with sms-api-url"))
 	}
 	return errs
+}
+
+// validateConcierge checks the concierge provider's settings: none, or
+// URL, key and model. Neither the key nor the URL is echoed.
+func (c *Config) validateConcierge() []error {
+	if c.ConciergeAPIURL == "" {
+		if c.ConciergeAPIKey != "" || c.ConciergeModel != "" {
+			return []error{errors.New("concierge-api-url is required with concierge-api-key or concierge-model")}
+		}
+		return nil
+	}
+	var errs []error
+	if err := validAPIURL(c.ConciergeAPIURL, c.OutboundAllowPrivate); err != nil {
+		errs = append(errs, fmt.Errorf("concierge-api-url: %w", err))
+	}
+	if c.ConciergeAPIKey == "" {
+		errs = append(errs, errors.New("concierge-api-key is required with concierge-api-url"))
+	} else if strings.ContainsFunc(c.ConciergeAPIKey, func(r rune) bool { return r <= ' ' || r > '~' }) {
+		errs = append(errs, errors.New("concierge-api-key must be printable ASCII without spaces"))
+	}
+	if strings.TrimSpace(c.ConciergeModel) == "" {
+		errs = append(errs, errors.New("concierge-model is required with concierge-api-url"))
+	}
+	return errs
+}
+
+// ConciergeAnswerer returns the AI concierge's answerer and its name: the
+// OpenAI-compatible adapter when ConciergeAPIURL is set (its requests over
+// the outbound TLS settings, bounded by the reactor's AnswerTimeout),
+// the embedded answerer otherwise.
+func (c *Config) ConciergeAnswerer() (concierge.Answerer, string, error) {
+	if c.ConciergeAPIURL == "" {
+		return concierge.NewEmbedded(), "embedded", nil
+	}
+	hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	if c.Test.OutboundTLS != nil {
+		hc.Transport = &http.Transport{TLSClientConfig: c.Test.OutboundTLS.Clone(), Proxy: http.ProxyFromEnvironment}
+	}
+	cl, err := openai.New(openai.Config{BaseURL: c.ConciergeAPIURL, APIKey: c.ConciergeAPIKey, Model: c.ConciergeModel, HTTP: hc,
+		Timeout: conciergereplies.AnswerTimeout})
+	if err != nil {
+		return nil, "", fmt.Errorf("concierge: %w", err)
+	}
+	return cl, "openai", nil
 }
 
 // SMSClient returns the client of the configured SMS provider, nil when

@@ -101,3 +101,43 @@ func TestConfigValidateSMS(t *testing.T) {
 		}
 	}
 }
+
+func TestConfigValidateConcierge(t *testing.T) {
+	const key = "sk-NOTREAL0123456789"
+	for _, c := range []struct {
+		name               string
+		url, apiKey, model string
+		allowPrivate       bool
+		ok                 bool
+		wantFlag, answerer string
+	}{
+		{name: "none: the embedded answerer", ok: true, answerer: "embedded"},
+		{name: "all three", url: "https://api.openai.com/v1", apiKey: key, model: "gpt-4o-mini", ok: true, answerer: "openai"},
+		{name: "http with allow private", url: "http://127.0.0.1:8080/v1", apiKey: key, model: "m", allowPrivate: true, ok: true, answerer: "openai"},
+		{name: "http", url: "http://api.example/v1", apiKey: key, model: "m", wantFlag: "concierge-api-url"},
+		{name: "key without url", apiKey: key, wantFlag: "concierge-api-url"},
+		{name: "model without url", model: "m", wantFlag: "concierge-api-url"},
+		{name: "url without key", url: "https://api.example/v1", model: "m", wantFlag: "concierge-api-key"},
+		{name: "url without model", url: "https://api.example/v1", apiKey: key, wantFlag: "concierge-model"},
+		{name: "key with a space", url: "https://api.example/v1", apiKey: "Bearer " + key, model: "m", wantFlag: "concierge-api-key"},
+		{name: "url with the key in its query", url: "https://api.example/v1?key=" + key, apiKey: key, model: "m", wantFlag: "concierge-api-url"},
+	} {
+		cfg := validConfig()
+		cfg.ConciergeAPIURL, cfg.ConciergeAPIKey, cfg.ConciergeModel, cfg.OutboundAllowPrivate = c.url, c.apiKey, c.model, c.allowPrivate
+		err := cfg.Validate()
+		if c.ok != (err == nil) {
+			t.Errorf("%s: %v, want ok %v", c.name, err, c.ok)
+			continue
+		}
+		if err != nil {
+			if !strings.Contains(err.Error(), c.wantFlag) || strings.Contains(err.Error(), key) {
+				t.Errorf("%s: error %q does not name %s, or echoes the key", c.name, err, c.wantFlag)
+			}
+			continue
+		}
+		answerer, name, aerr := cfg.ConciergeAnswerer()
+		if aerr != nil || answerer == nil || name != c.answerer {
+			t.Errorf("%s: ConciergeAnswerer = %v, %q, %v; want %s", c.name, answerer, name, aerr, c.answerer)
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/cgp-platform/cgp/commands"
+	"github.com/cgp-platform/cgp/concierge"
 	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/envelope"
 	"github.com/cgp-platform/cgp/projections"
@@ -99,6 +100,10 @@ type Deps struct {
 	Vault vault.Vault
 	// ShopErasure handles the shop-erasure reactor's events.
 	ShopErasure projections.DecodedHandler
+	// Answerer answers the AI concierge's questions (nil: the concierge
+	// reactor only folds its tables); AnswererName names it.
+	Answerer     concierge.Answerer
+	AnswererName string
 }
 
 // Modules is the module table: every bounded context of the service, in
@@ -129,6 +134,7 @@ func Modules() []Module {
 	}, {
 		Name:       "conversations",
 		Projectors: func(d Deps) []projections.Projector { return one(conversations.Projector(d.Codec)) },
+		Reactors:   func(d Deps) []projections.Projector { return one(conciergeReactor(d)) },
 		Routes:     []Route{{"readapi.Conversations, writeapi.Conversations", mountConversations}},
 	}, {
 		Name:       "marketplaces",

@@ -19,6 +19,7 @@ import (
 	"github.com/cgp-platform/cgp/projections/messaging"
 	"github.com/cgp-platform/cgp/sending"
 
+	"github.com/cgp-platform/cgp/projections/conciergereplies"
 	"github.com/cgp-platform/cgp/projections/notifications"
 	"github.com/cgp-platform/cgp/readapi"
 	"github.com/cgp-platform/cgp/writeapi"
@@ -33,7 +34,7 @@ func mountNotifications(a *App, r *mux.Router, idem Middleware) {
 
 // mountShop registers the shop's settings (GET and PATCH /api/v1/shop).
 func mountShop(a *App, r *mux.Router, idem Middleware) {
-	read := readapi.NewShop(a.Tenancy, notifications.NewQueries(a.Store.DB()), a.Auth, a.Runtime)
+	read := readapi.NewShop(a.Tenancy, notifications.NewQueries(a.Store.DB()), conciergereplies.NewQueries(a.Store.DB()), a.Auth, a.Runtime)
 	read.Routes(r)
 	writeapi.NewShop(a.Commands, a.Auth, idem, read).Routes(r)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/cgp-platform/cgp/auth"
+	"github.com/cgp-platform/cgp/concierge"
 	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/eventlog"
 	"github.com/cgp-platform/cgp/httpapi"
@@ -78,6 +79,10 @@ type App struct {
 	// bruteForce carries the brute-force guard's alerts to the
 	// brute_force_alerts job (anomalies.go).
 	bruteForce chan bruteForceAlert
+	// answerer is the AI concierge's answerer (Config.ConciergeAnswerer),
+	// answererName its name in ConciergeAnswered.
+	answerer     concierge.Answerer
+	answererName string
 }
 
 // OpenApp opens every store and builds the HTTP handler, mounting every
@@ -155,6 +160,9 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 	a.readModelsChanged = func() {
 		a.Auth.Invalidate()
 		a.shops.Cache.Invalidate()
+	}
+	if a.answerer, a.answererName, err = cfg.ConciergeAnswerer(); err != nil {
+		return nil, errors.Join(err, a.LastUse.Close(), store.Close())
 	}
 	d := a.deps(a.readModelsChanged, true)
 	for _, p := range append(Projectors(d), Reactors(d)...) {
@@ -259,6 +267,7 @@ func (a *App) deps(tenancyChanged func(), acting bool) Deps {
 		d.ExportRequested = a.exportRequested
 		d.ShopErasure = a.erasures.ReactShopErasure
 		d.Vault = a.Vault
+		d.Answerer, d.AnswererName = a.answerer, a.answererName
 	}
 	return d
 }

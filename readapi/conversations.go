@@ -133,7 +133,7 @@ type ConversationMessageAttributes struct {
 	// finds the idempotent answers naming it).
 	CustomerID string `json:"customer_id"`
 	// Direction is inbound (from the customer) or outbound (to them);
-	// Author is customer or human.
+	// Author is customer, human or ai_concierge.
 	Direction string `json:"direction"`
 	Author    string `json:"author"`
 	// Type is the WhatsApp message type (text, image…).

@@ -9,6 +9,7 @@ import (
 	"github.com/cgp-platform/cgp/auth"
 	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/httpapi"
+	"github.com/cgp-platform/cgp/projections/conciergereplies"
 	"github.com/cgp-platform/cgp/projections/notifications"
 	"github.com/cgp-platform/cgp/projections/tenancy"
 )
@@ -20,15 +21,18 @@ const ScopeShopSettings = domain.ScopeAll
 
 // Shop serves the shop's settings.
 type Shop struct {
-	tenancy *tenancy.Queries
-	q       *notifications.Queries
-	auth    *auth.Authenticator
-	wait    Waiter
+	tenancy   *tenancy.Queries
+	q         *notifications.Queries
+	concierge *conciergereplies.Queries
+	auth      *auth.Authenticator
+	wait      Waiter
 }
 
-// NewShop returns the shop settings' read handler.
-func NewShop(t *tenancy.Queries, q *notifications.Queries, a *auth.Authenticator, wait Waiter) *Shop {
-	return &Shop{tenancy: t, q: q, auth: a, wait: wait}
+// NewShop returns the shop settings' read handler: the notification
+// settings from the notifications read model, the concierge's from the
+// concierge reactor's table.
+func NewShop(t *tenancy.Queries, q *notifications.Queries, c *conciergereplies.Queries, a *auth.Authenticator, wait Waiter) *Shop {
+	return &Shop{tenancy: t, q: q, concierge: c, auth: a, wait: wait}
 }
 
 // Routes registers GET /api/v1/shop.
@@ -38,13 +42,23 @@ func (s *Shop) Routes(r *mux.Router) {
 
 func (s *Shop) handleGet(w http.ResponseWriter, r *http.Request) {
 	p, _ := auth.FromContext(r.Context())
-	ServeOne(w, r, s.wait, notifications.Name, p.ShopID, s.Load, ShopResource)
+	if err := WaitForPosition(r, s.wait, notifications.Name, conciergereplies.Name); err != nil {
+		httpapi.WriteError(w, r, err)
+		return
+	}
+	v, err := s.Load(r.Context(), p.ShopID)
+	if err != nil {
+		httpapi.WriteError(w, r, err)
+		return
+	}
+	httpapi.WriteResource(w, r, http.StatusOK, ShopResource(v))
 }
 
 // ShopView is what GET /api/v1/shop shows.
 type ShopView struct {
 	ID, Domain, Plan, ContactEmail string
 	Notifications                  domain.NotificationSettings
+	Concierge                      domain.ConciergeSettings
 }
 
 // Load reads a shop's settings.
@@ -57,7 +71,11 @@ func (s *Shop) Load(ctx context.Context, shop string) (*ShopView, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &ShopView{ID: sh.ID, Domain: sh.Domain, Plan: string(sh.Plan), ContactEmail: contact, Notifications: settings}, nil
+	cs, err := s.concierge.Settings(ctx, shop)
+	if err != nil {
+		return nil, err
+	}
+	return &ShopView{ID: sh.ID, Domain: sh.Domain, Plan: string(sh.Plan), ContactEmail: contact, Notifications: settings, Concierge: cs}, nil
 }
 
 // ShopAttributes are the shop's attributes in the admin API.
@@ -66,6 +84,16 @@ type ShopAttributes struct {
 	Plan          string                 `json:"plan"`
 	ContactEmail  *string                `json:"contact_email"`
 	Notifications NotificationSettingsIO `json:"notifications"`
+	Concierge     ConciergeSettingsIO    `json:"concierge"`
+}
+
+// ConciergeSettingsIO are the AI concierge's settings as the API shows
+// them: every policy topic (null when not entered), the merchant's own
+// escalation keywords, the confidence threshold.
+type ConciergeSettingsIO struct {
+	Policies  map[string]*string `json:"policies"`
+	Keywords  []string           `json:"keywords"`
+	Threshold float64            `json:"threshold"`
 }
 
 // NotificationSettingsIO are the notification settings as the API shows
@@ -91,7 +119,16 @@ func ShopResource(v *ShopView) httpapi.Resource {
 	if emails == nil {
 		emails = []string{}
 	}
+	policies := map[string]*string{}
+	for _, topic := range domain.ConciergePolicyTopics() {
+		policies[topic] = optional(v.Concierge.Policies[topic])
+	}
+	keywords := v.Concierge.Keywords
+	if keywords == nil {
+		keywords = []string{}
+	}
 	return httpapi.Resource{ID: v.ID, Type: "shop", Attributes: ShopAttributes{Domain: v.Domain, Plan: v.Plan,
 		ContactEmail: optional(v.ContactEmail), Notifications: NotificationSettingsIO{Emails: emails,
-			ChatNumber: optional(v.Notifications.ChatNumber), Channels: ch, QuietHours: v.Notifications.QuietHours}}}
+			ChatNumber: optional(v.Notifications.ChatNumber), Channels: ch, QuietHours: v.Notifications.QuietHours},
+		Concierge: ConciergeSettingsIO{Policies: policies, Keywords: keywords, Threshold: v.Concierge.Threshold}}}
 }

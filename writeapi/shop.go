@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/gorilla/mux"
 
@@ -15,7 +16,8 @@ import (
 	"github.com/cgp-platform/cgp/readapi"
 )
 
-// Shop serves PATCH /api/v1/shop: the shop's notification settings.
+// Shop serves PATCH /api/v1/shop: the shop's notification and AI
+// concierge settings.
 type Shop struct {
 	idem func(http.Handler) http.Handler
 	cmds *commands.Handler
@@ -37,6 +39,14 @@ func (s *Shop) Routes(r *mux.Router) {
 
 type shopPatchBody struct {
 	Notifications *notificationsPatchBody `json:"notifications"`
+	Concierge     *conciergePatchBody     `json:"concierge"`
+}
+
+type conciergePatchBody struct {
+	// Policies: each topic present is set; "" or null removes it.
+	Policies  map[string]*string `json:"policies"`
+	Keywords  *[]string          `json:"keywords"`
+	Threshold *float64           `json:"threshold"`
 }
 
 type notificationsPatchBody struct {
@@ -47,8 +57,10 @@ type notificationsPatchBody struct {
 	QuietHours json.RawMessage `json:"quiet_hours"`
 }
 
-// handlePatch edits the notification settings (a partial edit: absent
-// members stay) and answers 200 with the shop's settings.
+// handlePatch edits the notification and concierge settings (a partial
+// edit: absent members stay) and answers 200 with the shop's settings.
+// The concierge's edit is validated before either is recorded, so a 422
+// changes nothing.
 func (s *Shop) handlePatch(w http.ResponseWriter, r *http.Request) {
 	p, _ := auth.FromContext(r.Context())
 	var body shopPatchBody
@@ -56,10 +68,74 @@ func (s *Shop) handlePatch(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteError(w, r, err)
 		return
 	}
-	n := body.Notifications
-	if n == nil || (n.Emails == nil && n.ChatNumber == nil && n.Channels == nil && n.QuietHours == nil) {
-		httpapi.WriteError(w, r, domain.Invalid("data.attributes", "send notifications with at least one of emails, chat_number, channels, quiet_hours"))
+	var cpatch *domain.ConciergeSettingsPatch
+	if c := body.Concierge; c != nil {
+		cpatch = &domain.ConciergeSettingsPatch{Policies: c.Policies, Keywords: c.Keywords, Threshold: c.Threshold}
+		if cpatch.Keywords != nil && *cpatch.Keywords == nil {
+			cpatch.Keywords = &[]string{}
+		}
+		if cpatch.Empty() {
+			httpapi.WriteError(w, r, domain.Invalid("concierge", "send concierge with at least one of policies, keywords, threshold"))
+			return
+		}
+		if _, err := (&domain.ConciergeSettingsAgg{}).Configure(p.ShopID, *cpatch, time.Now()); err != nil {
+			httpapi.WriteError(w, r, err)
+			return
+		}
+	}
+	npatch, err := notificationsPatch(body.Notifications)
+	if err != nil {
+		httpapi.WriteError(w, r, err)
 		return
+	}
+	if npatch == nil && cpatch == nil {
+		httpapi.WriteError(w, r, domain.Invalid("data.attributes", "send notifications (emails, chat_number, channels, quiet_hours) "+
+			"or concierge (policies, keywords, threshold)"))
+		return
+	}
+	var position uint64
+	var notified *domain.NotificationSettingsChanged
+	var configured *domain.ConciergeSettingsChanged
+	if npatch != nil {
+		res, ev, err := s.cmds.ConfigureNotifications(r.Context(), commands.ConfigureNotifications{ShopID: p.ShopID, Patch: *npatch}, meta(r, p))
+		if err != nil {
+			httpapi.WriteError(w, r, err)
+			return
+		}
+		position, notified = res.Position, ev
+	}
+	if cpatch != nil {
+		res, ev, err := s.cmds.ConfigureConcierge(r.Context(), commands.ConfigureConcierge{ShopID: p.ShopID, Patch: *cpatch}, meta(r, p))
+		if err != nil {
+			httpapi.WriteError(w, r, err)
+			return
+		}
+		position, configured = max(position, res.Position), ev
+	}
+	v, err := s.read.Load(r.Context(), p.ShopID)
+	if err != nil {
+		httpapi.WriteError(w, r, err)
+		return
+	}
+	if notified != nil {
+		v.Notifications = notified.Settings
+	}
+	if configured != nil {
+		v.Concierge = configured.Settings
+	}
+	w.Header().Set(readapi.HeaderPosition, strconv.FormatUint(position, 10))
+	httpapi.WriteResource(w, r, http.StatusOK, readapi.ShopResource(v))
+}
+
+// notificationsPatch turns the notifications member into a patch: nil
+// when absent, a 422 when it changes nothing or its quiet hours are
+// malformed.
+func notificationsPatch(n *notificationsPatchBody) (*domain.NotificationSettingsPatch, error) {
+	if n == nil {
+		return nil, nil
+	}
+	if n.Emails == nil && n.ChatNumber == nil && n.Channels == nil && n.QuietHours == nil {
+		return nil, domain.Invalid("data.attributes", "send notifications with at least one of emails, chat_number, channels, quiet_hours")
 	}
 	patch := domain.NotificationSettingsPatch{Emails: n.Emails, ChatNumber: n.ChatNumber, Channels: n.Channels}
 	if n.Emails != nil && *n.Emails == nil {
@@ -72,23 +148,10 @@ func (s *Shop) handlePatch(w http.ResponseWriter, r *http.Request) {
 			dec.DisallowUnknownFields()
 			q = &domain.QuietHours{}
 			if err := dec.Decode(q); err != nil {
-				httpapi.WriteError(w, r, domain.Invalid("notifications.quiet_hours", "quiet_hours is {start, end, time_zone} or null"))
-				return
+				return nil, domain.Invalid("notifications.quiet_hours", "quiet_hours is {start, end, time_zone} or null")
 			}
 		}
 		patch.QuietHours = &q
 	}
-	res, ev, err := s.cmds.ConfigureNotifications(r.Context(), commands.ConfigureNotifications{ShopID: p.ShopID, Patch: patch}, meta(r, p))
-	if err != nil {
-		httpapi.WriteError(w, r, err)
-		return
-	}
-	v, err := s.read.Load(r.Context(), p.ShopID)
-	if err != nil {
-		httpapi.WriteError(w, r, err)
-		return
-	}
-	v.Notifications = ev.Settings
-	w.Header().Set(readapi.HeaderPosition, strconv.FormatUint(res.Position, 10))
-	httpapi.WriteResource(w, r, http.StatusOK, readapi.ShopResource(v))
+	return &patch, nil
 }

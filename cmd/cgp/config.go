@@ -60,6 +60,9 @@ func bindServe(c *Config, fs *pflag.FlagSet) {
 	fs.StringVar(&c.SMSAPIURL, "sms-api-url", "", "SMS provider base address; texts are posted to {url}/v1/messages (the generic contract in the README); https, or http with --outbound-allow-private; off when empty (env CGP_SMS_API_URL)")
 	fs.StringVar(&c.SMSAPIKey, "sms-api-key", "", "SMS provider bearer key, with --sms-api-url; never logged; prefer the env twin CGP_SMS_API_KEY, as a flag shows in the process list")
 	fs.StringVar(&c.SMSFrom, "sms-from", "", "SMS sender id, with --sms-api-url: an E.164 number or 1 to 11 letters, digits or spaces (env CGP_SMS_FROM)")
+	fs.StringVar(&c.ConciergeAPIURL, "concierge-api-url", "", "base address of the OpenAI-compatible chat-completions API the AI concierge answers through (up to and without /chat/completions, such as https://api.openai.com/v1); https, or http with --outbound-allow-private; empty: the embedded answerer (env CGP_CONCIERGE_API_URL)")
+	fs.StringVar(&c.ConciergeAPIKey, "concierge-api-key", "", "bearer key of --concierge-api-url; never logged; prefer the env twin CGP_CONCIERGE_API_KEY, as a flag shows in the process list")
+	fs.StringVar(&c.ConciergeModel, "concierge-model", "", "model of --concierge-api-url, such as gpt-4o-mini (env CGP_CONCIERGE_MODEL)")
 	fs.BoolVar(&c.Demo, "demo", false, "on an empty data directory, create a demo account, shop and token and print them (env CGP_DEMO)")
 }
 

@@ -154,7 +154,14 @@ func TestConversationsInbox(t *testing.T) {
 	if attrs(thread[1])["direction"] != "outbound" || attrs(thread[1])["text"] != answer || thread[1]["id"] != reply["id"] {
 		t.Fatalf("thread %v", thread)
 	}
-	sent := api.Sent()
+	// The agency shop's AI concierge answered its customer's "Hello":
+	// only the pro shop's messages are this reply.
+	var sent []whatsapptest.Sent
+	for _, m := range api.Sent() {
+		if m.Token == "EAAG-test-token-7001" {
+			sent = append(sent, m)
+		}
+	}
 	if len(sent) != 1 || sent[0].Type != "text" || sent[0].Text != answer || sent[0].To != digits || sent[0].Token != "EAAG-test-token-7001" ||
 		sent[0].CallbackData != reply["id"] {
 		t.Fatalf("sent %+v", sent)
@@ -173,7 +180,8 @@ func TestConversationsInbox(t *testing.T) {
 	})
 
 	// Assign, close, and the next inbound message reopens it in the
-	// shop's inbound queue (the AI concierge's on agency).
+	// shop's inbound queue (the AI concierge's on agency, which answers
+	// the greeting).
 	a := data(c.ok(200, http.MethodPost, "/api/v1/conversations/"+id+"/assign", `{"data":{"attributes":{"assignee":"alice@shop"}}}`,
 		"Idempotency-Key", "assign-1"), t)
 	if attrs(a)["assignee"] != "alice@shop" {
@@ -188,11 +196,16 @@ func TestConversationsInbox(t *testing.T) {
 	if n := len(c.list("/api/v1/conversations?filter[queue]=closed", closed.position(t))); n != 1 {
 		t.Fatalf("%d closed conversations", n)
 	}
-	pos = receive(t, s, v, wt, inboundText(t, wt.waba, digits, "wamid.conv-3", "One more thing conv-secret-more", time.Now()))
+	pos = receive(t, s, v, wt, inboundText(t, wt.waba, digits, "wamid.conv-3", "Hello again conv-secret-more", time.Now()))
 	cv = data(c.ok(200, http.MethodGet, "/api/v1/conversations/"+id, "", "X-Wait-For-Position", pos), t)
 	if attrs(cv)["queue"] != "ai_concierge" || attrs(cv)["unread_count"] != 1.0 || attrs(cv)["assignee"] != "alice@shop" {
 		t.Fatalf("reopened %v", cv)
 	}
+
+	eventually(t, 30*time.Second, "the concierge's answer", func() bool {
+		thread = c.list("/api/v1/conversations/"+id+"/messages", "")
+		return len(thread) == 4 && attrs(thread[3])["author"] == "ai_concierge" && attrs(thread[3])["status"] == "sent"
+	})
 
 	// Erasing the customer (its phone names the conversation) erases the
 	// texts everywhere.
@@ -208,7 +221,7 @@ func TestConversationsInbox(t *testing.T) {
 				return false
 			}
 		}
-		return len(thread) == 3
+		return len(thread) == 4
 	})
 	c.fails(422, "validation_failed", "text", http.MethodPost, "/api/v1/conversations/"+id+"/messages", `{"data":{"attributes":{"text":"hi"}}}`)
 	secrets := []string{"conv-secret-question", "conv-secret-answer", "conv-secret-more"}
@@ -224,7 +237,7 @@ func TestConversationsInbox(t *testing.T) {
 		return err == nil && len(hits) == 0
 	})
 	assertNowhere(t, "after the customer's erasure", dir, s.logs.String(), secrets)
-	if n := api.Count(); n != 1 {
-		t.Fatalf("%d messages sent in all", n)
+	if n := api.Count(); n != 3 {
+		t.Fatalf("%d messages sent in all, want the human reply and the concierge's two greetings", n)
 	}
 }

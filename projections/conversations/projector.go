@@ -20,6 +20,7 @@ const (
 	DirectionOutbound = "outbound"
 	AuthorCustomer    = "customer"
 	AuthorHuman       = "human"
+	AuthorConcierge   = domain.AuthorConcierge
 )
 
 // StatusQueued is an outbound message's status until the sending side
@@ -93,7 +94,7 @@ var cases = projections.NewTxCases(
 		pos, at := int64(e.Position), ev.RequestedAt.UnixMicro()
 		if err := exec(ctx, tx, `INSERT INTO conversation_messages (shop_id, message_id, conversation_id, customer_id, direction, author,
 			type, text, status, at, position, redacted) VALUES (?, ?, ?, ?, ?, ?, 'text', ?, ?, ?, ?, ?) ON CONFLICT (shop_id, message_id) DO NOTHING`,
-			ev.ShopID, ev.MessageID, ev.ConversationID, ev.CustomerID, DirectionOutbound, AuthorHuman, readmodel.NullIfEmpty(ev.Text),
+			ev.ShopID, ev.MessageID, ev.ConversationID, ev.CustomerID, DirectionOutbound, replyAuthor(ev), readmodel.NullIfEmpty(ev.Text),
 			StatusQueued, at, pos, len(e.Redacted) > 0); err != nil {
 			return err
 		}
@@ -174,6 +175,15 @@ func eraseCustomer(ctx context.Context, tx *sql.Tx, ev *domain.CustomerErased) e
 		return fmt.Errorf("erase conversation messages: %w", err)
 	}
 	return nil
+}
+
+// replyAuthor is an outbound reply's author: the AI concierge's, or a
+// human's.
+func replyAuthor(ev *domain.ConversationReplyRequested) string {
+	if ev.Author == domain.AuthorConcierge {
+		return AuthorConcierge
+	}
+	return AuthorHuman
 }
 
 func exec(ctx context.Context, tx *sql.Tx, query string, args ...any) error {
