@@ -23,11 +23,30 @@ func conciergeReactor(d Deps) projections.Projector {
 	if d.Commands == nil || d.Answerer == nil {
 		return conciergereplies.Projector(d.Codec, conciergereplies.Config{})
 	}
+	cfg := conciergeConfig(d)
+	if d.ConciergeAnswers != nil {
+		cfg.Wake = d.ConciergeAnswers.Wake
+	}
+	return conciergereplies.Projector(d.Codec, cfg)
+}
+
+// conciergeAnswersJob runs the concierge's answering job (off without an
+// answerer).
+func conciergeAnswersJob(a *App) func(ctx context.Context) error {
+	if a.conciergeAnswers == nil {
+		return nil
+	}
+	return a.conciergeAnswers.Run
+}
+
+// conciergeConfig is what the concierge's reactor and answering job act
+// with: the answerer and the commands.
+func conciergeConfig(d Deps) conciergereplies.Config {
 	cmds := d.Commands
 	meta := func(cause string) commands.Meta {
 		return commands.Meta{RequestID: cause, Actor: conciergeActor, Source: "system"}
 	}
-	return conciergereplies.Projector(d.Codec, conciergereplies.Config{
+	return conciergereplies.Config{
 		Answerer:     d.Answerer,
 		AnswererName: d.AnswererName,
 		Reply: func(ctx context.Context, c domain.ConversationFacts, cause, text string, answered domain.ConciergeAnswered) error {
@@ -49,5 +68,5 @@ func conciergeReactor(d Deps) projections.Projector {
 				CausePosition: pos}, meta(cause))
 			return err
 		},
-	})
+	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/cgp-platform/cgp/projections/audit"
 	"github.com/cgp-platform/cgp/projections/campaigns"
 	"github.com/cgp-platform/cgp/projections/commerce"
+	"github.com/cgp-platform/cgp/projections/conciergereplies"
 	"github.com/cgp-platform/cgp/projections/consentreplies"
 	"github.com/cgp-platform/cgp/projections/conversations"
 	"github.com/cgp-platform/cgp/projections/customers"
@@ -104,6 +105,9 @@ type Deps struct {
 	// reactor only folds its tables); AnswererName names it.
 	Answerer     concierge.Answerer
 	AnswererName string
+	// ConciergeAnswers is the concierge's answering job (the reactor
+	// queues the messages it answers). Nil: none.
+	ConciergeAnswers *conciergereplies.Answers
 }
 
 // Modules is the module table: every bounded context of the service, in
@@ -136,6 +140,7 @@ func Modules() []Module {
 		Projectors: func(d Deps) []projections.Projector { return one(conversations.Projector(d.Codec)) },
 		Reactors:   func(d Deps) []projections.Projector { return one(conciergeReactor(d)) },
 		Routes:     []Route{{"readapi.Conversations, writeapi.Conversations", mountConversations}},
+		Jobs:       []BackgroundJob{{"concierge_answers", conciergeAnswersJob}},
 	}, {
 		Name:       "marketplaces",
 		Projectors: func(d Deps) []projections.Projector { return one(marketplaces.Projector(d.Codec)) },

@@ -27,6 +27,7 @@ import (
 	"github.com/cgp-platform/cgp/notify"
 	"github.com/cgp-platform/cgp/projections"
 	"github.com/cgp-platform/cgp/projections/commerce"
+	"github.com/cgp-platform/cgp/projections/conciergereplies"
 	"github.com/cgp-platform/cgp/projections/customers"
 	"github.com/cgp-platform/cgp/projections/tenancy"
 	rmsqlite "github.com/cgp-platform/cgp/readmodel/sqlite"
@@ -83,6 +84,8 @@ type App struct {
 	// answererName its name in ConciergeAnswered.
 	answerer     concierge.Answerer
 	answererName string
+	// conciergeAnswers is the concierge's answering job (deps builds it).
+	conciergeAnswers *conciergereplies.Answers
 }
 
 // OpenApp opens every store and builds the HTTP handler, mounting every
@@ -268,6 +271,13 @@ func (a *App) deps(tenancyChanged func(), acting bool) Deps {
 		d.ShopErasure = a.erasures.ReactShopErasure
 		d.Vault = a.Vault
 		d.Answerer, d.AnswererName = a.answerer, a.answererName
+		if a.answerer != nil && a.Store != nil {
+			if a.conciergeAnswers == nil {
+				a.conciergeAnswers = conciergereplies.NewAnswers(conciergereplies.Answers{DB: a.Store.DB(), Write: a.Store.Maintain,
+					Log: a.Log, Codec: a.Codec, Config: conciergeConfig(d), Logger: a.Logger})
+			}
+			d.ConciergeAnswers = a.conciergeAnswers
+		}
 	}
 	return d
 }

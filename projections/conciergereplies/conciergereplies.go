@@ -1,9 +1,12 @@
 // Package conciergereplies is the AI concierge's reactor (issue 18,
 // point 4; stable name "concierge"). On each inbound WhatsApp text message
 // of a conversation in the ai_concierge queue it builds a
-// concierge.Question from the read models, applies the escalation rules,
-// asks the configured answerer (bounded by AnswerTimeout) and then either
-// records the answer (ConciergeAnswered and a ConversationReplyRequested
+// concierge.Question from the read models and applies the escalation
+// rules that need no answer (keywords: the conversation goes to the
+// humans at once); the others it queues (concierge_pending) for the
+// Answers job, which asks the configured answerer outside any transaction
+// (bounded by AnswerTimeout: a provider's seconds never hold the read
+// models' writer) and then either records the answer (ConciergeAnswered and a ConversationReplyRequested
 // of author ai_concierge, which the sending side sends) or moves the
 // conversation to the human queue and raises a P3 conversation_escalated
 // anomaly (in-app notification). A human reply to, or the close of, the
@@ -45,6 +48,7 @@ import (
 	"github.com/cgp-platform/cgp/concierge"
 	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/envelope"
+	"github.com/cgp-platform/cgp/eventlog"
 	"github.com/cgp-platform/cgp/projections"
 	"github.com/cgp-platform/cgp/readmodel"
 )
@@ -52,9 +56,8 @@ import (
 // Name is the reactor's stable name.
 const Name = "concierge"
 
-// AnswerTimeout bounds one answer: the answerer runs inside the reactor's
-// transaction, which holds the read-model store's writer, so it must stay
-// well under the runtime's handle timeout (30 s).
+// AnswerTimeout bounds one answer of the Answers job; past it the
+// conversation goes to the humans (answerer_failed:timeout).
 const AnswerTimeout = 10 * time.Second
 
 // Limits of a question.
@@ -91,6 +94,17 @@ CREATE TABLE concierge_turns (
 	PRIMARY KEY (conversation_id, position)
 );
 CREATE INDEX concierge_turns_shop ON concierge_turns (shop_id);
+`}, {Version: 2, SQL: `
+-- The inbound messages waiting for the answerer, by the log position of
+-- their event (no text: the answering job reads the event again).
+CREATE TABLE concierge_pending (
+	event_id        TEXT PRIMARY KEY,
+	position        INTEGER NOT NULL,
+	shop_id         TEXT NOT NULL,
+	conversation_id TEXT NOT NULL
+);
+CREATE INDEX concierge_pending_position ON concierge_pending (position);
+CREATE INDEX concierge_pending_shop ON concierge_pending (shop_id);
 `}}
 
 // Reply records an answer (the AnswerConversation command). It must be
@@ -121,6 +135,9 @@ type Config struct {
 	Resolve      Resolve
 	// Now is the clock of the reply window (default time.Now).
 	Now func() time.Time
+	// Wake, when set, is called after a transaction that queued a
+	// message for the answerer (it wakes the Answers job).
+	Wake func()
 }
 
 // Projector returns the concierge reactor. Its commands append to the
@@ -139,6 +156,11 @@ func Projector(codec *envelope.Codec, cfg Config) projections.Projector {
 		Migrations: migrations,
 		Types:      cases.Types(),
 		Handle:     cases.Handle(codec, nil),
+		Committed: func(e eventlog.Event) {
+			if cfg.Wake != nil && e.Type == "WhatsAppMessageReceived" {
+				cfg.Wake()
+			}
+		},
 	}
 }
 
@@ -148,7 +170,7 @@ func (r reactor) fold() projections.TxCases {
 	return projections.NewTxCases(
 		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.ShopErased, _ *projections.DecodedEvent) error {
 			return readmodel.DeleteShopRows(ctx, tx, ev.ShopID, readmodel.ShopRows("concierge_settings"),
-				readmodel.ShopRows("concierge_conversations"), readmodel.ShopRows("concierge_turns"))
+				readmodel.ShopRows("concierge_conversations"), readmodel.ShopRows("concierge_turns"), readmodel.ShopRows("concierge_pending"))
 		}),
 		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.ConciergeSettingsChanged, _ *projections.DecodedEvent) error {
 			return exec(ctx, tx, `INSERT INTO concierge_settings (shop_id, settings) VALUES (?, ?)
@@ -197,7 +219,7 @@ func (r reactor) receive(ctx context.Context, tx *sql.Tx, ev *domain.WhatsAppMes
 	if err != nil {
 		return fmt.Errorf("conversation queue: %w", err)
 	}
-	history, err := turns(ctx, tx, id)
+	history, err := turns(ctx, tx, id, int64(e.Position))
 	if err != nil {
 		return err
 	}
@@ -233,30 +255,10 @@ func (r reactor) receive(ctx context.Context, tx *sql.Tx, ev *domain.WhatsAppMes
 	if esc, reason := rules.Before(q); esc {
 		return r.escalate(ctx, tx, facts, e, reason)
 	}
-	actx, cancel := context.WithTimeout(ctx, AnswerTimeout)
-	a, err := r.cfg.Answerer.Answer(actx, q)
-	cancel()
-	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err() // the reactor is stopping: try again later
-		}
-		code := concierge.CodeTimeout
-		var pe *concierge.ProviderError
-		if errors.As(err, &pe) {
-			code = pe.Code
-		}
-		return r.escalate(ctx, tx, facts, e, ReasonAnswererFailed+":"+code)
-	}
-	if esc, reason := rules.Decide(q, a); esc {
-		return r.escalate(ctx, tx, facts, e, reason)
-	}
-	err = r.cfg.Reply(ctx, facts, cause, a.Text, domain.ConciergeAnswered{InboundMessageID: ev.MessageID,
-		Answerer: r.cfg.AnswererName, Confidence: a.Confidence, Sources: a.Sources, Unanswered: a.Unanswered})
-	if domain.ErrorCode(err) == domain.CodeInvalid {
-		// The reply rules refuse the text (longer than WhatsApp allows).
-		return r.escalate(ctx, tx, facts, e, concierge.ReasonInvalidOutput)
-	}
-	return skip(err, "answer")
+	// The answer is the Answers job's, outside this transaction: a
+	// provider's seconds must not hold the read models' writer.
+	return exec(ctx, tx, `INSERT INTO concierge_pending (event_id, position, shop_id, conversation_id) VALUES (?, ?, ?, ?)
+		ON CONFLICT (event_id) DO NOTHING`, cause, int64(e.Position), ev.ShopID, id)
 }
 
 // escalate moves the conversation to the human queue (here at once, so
@@ -266,7 +268,12 @@ func (r reactor) escalate(ctx context.Context, tx *sql.Tx, c domain.Conversation
 	if err := setQueue(ctx, tx, c.ID, c.ShopID, domain.QueueHuman); err != nil {
 		return err
 	}
-	cause := e.ID.String()
+	return r.handOver(ctx, c, e.ID.String(), uint64(e.Position), reason)
+}
+
+// handOver records the escalation (ConversationQueued) and raises its
+// anomaly, both idempotent for the inbound message's event id.
+func (r reactor) handOver(ctx context.Context, c domain.ConversationFacts, cause string, position uint64, reason string) error {
 	if err := skip(r.cfg.Escalate(ctx, c, cause, reason), "escalate"); err != nil {
 		return err
 	}
@@ -275,7 +282,7 @@ func (r reactor) escalate(ctx context.Context, tx *sql.Tx, c domain.Conversation
 		Summary: "The AI concierge handed a customer's conversation to your team instead of answering it (" + reason + "). " +
 			"Open the conversation in the human queue and reply within WhatsApp's 24-hour window.",
 		Resources: []domain.AnomalyResource{{Type: "conversation", ID: c.ID}}, DedupeKey: EscalationKey(c.ID),
-		Cause: cause, CausePosition: uint64(e.Position)}), "raise")
+		Cause: cause, CausePosition: position}), "raise")
 }
 
 // settle resolves the conversation's escalation anomaly, if any.
@@ -290,7 +297,7 @@ func (r reactor) settle(ctx context.Context, shop, conversation string, e *proje
 // customer's first name and recent orders (the customer of the shop whose
 // phone is the sender's WhatsApp number, never an erased one), the shop's
 // policies.
-func question(ctx context.Context, tx *sql.Tx, ev *domain.WhatsAppMessageReceived, s domain.ConciergeSettings) (concierge.Question, error) {
+func question(ctx context.Context, tx querier, ev *domain.WhatsAppMessageReceived, s domain.ConciergeSettings) (concierge.Question, error) {
 	q := concierge.Question{Text: *ev.Text, Policies: s.Policies}
 	err := tx.QueryRowContext(ctx, `SELECT domain FROM shops WHERE shop_id = ?`, ev.ShopID).Scan(&q.ShopName)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
@@ -340,7 +347,7 @@ func question(ctx context.Context, tx *sql.Tx, ev *domain.WhatsAppMessageReceive
 // separators removed, as domain.PhoneDigits does for the common forms.
 const normalizedPhone = `replace(replace(replace(replace(replace(replace(phone, '+', ''), ' ', ''), '-', ''), '(', ''), ')', ''), '.', '')`
 
-func loadSettings(ctx context.Context, tx *sql.Tx, shop string) (domain.ConciergeSettings, error) {
+func loadSettings(ctx context.Context, tx querier, shop string) (domain.ConciergeSettings, error) {
 	var raw string
 	err := tx.QueryRowContext(ctx, `SELECT settings FROM concierge_settings WHERE shop_id = ?`, shop).Scan(&raw)
 	return decodeSettings(raw, err)
@@ -380,9 +387,17 @@ func turn(ctx context.Context, tx *sql.Tx, shop, id string, e *projections.Decod
 		(SELECT position FROM concierge_turns WHERE conversation_id = ? ORDER BY position DESC LIMIT ?)`, id, id, maxTurns)
 }
 
-// turns returns a conversation's last turns, oldest first, without texts.
-func turns(ctx context.Context, tx *sql.Tx, id string) ([]concierge.Message, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT role, unanswered, at FROM concierge_turns WHERE conversation_id = ? ORDER BY position`, id)
+// querier is a transaction or the store's read pool.
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// turns returns a conversation's last turns before the log position
+// before, oldest first, without texts.
+func turns(ctx context.Context, tx querier, id string, before int64) ([]concierge.Message, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT role, unanswered, at FROM concierge_turns WHERE conversation_id = ? AND position < ?
+		ORDER BY position`, id, before)
 	if err != nil {
 		return nil, fmt.Errorf("conversation turns: %w", err)
 	}

@@ -35,19 +35,21 @@ type fixture struct {
 	now      func() time.Time
 	answerer concierge.Answerer
 	n        int
+	// jobs are the answering jobs of the read sides.
+	jobs map[*testenv.ReadSide]*conciergereplies.Answers
 }
 
 func newFixture(t *testing.T, answerer concierge.Answerer) *fixture {
 	var ticks atomic.Int64
 	now := func() time.Time { return start.Add(time.Duration(ticks.Add(1)) * time.Millisecond) }
-	return &fixture{t: t, core: testenv.New(t, now), now: now, answerer: answerer}
+	return &fixture{t: t, core: testenv.New(t, now), now: now, answerer: answerer, jobs: map[*testenv.ReadSide]*conciergereplies.Answers{}}
 }
 
 // readSide runs the reactor, with the read models whose tables it reads,
 // over a store of its own (a rebuild when called again).
 func (f *fixture) readSide() *testenv.ReadSide {
 	cmds := f.core.Commands
-	reactor := conciergereplies.Projector(f.core.Codec, conciergereplies.Config{
+	cfg := conciergereplies.Config{
 		Answerer: f.answerer, AnswererName: "test", Now: f.now,
 		Reply: func(ctx context.Context, c domain.ConversationFacts, cause, text string, a domain.ConciergeAnswered) error {
 			_, err := cmds.AnswerConversation(ctx, commands.AnswerConversation{Conversation: c, InboundEventID: cause, Text: text, Answered: a}, meta)
@@ -66,9 +68,12 @@ func (f *fixture) readSide() *testenv.ReadSide {
 				CausePosition: pos}, meta)
 			return err
 		},
-	})
-	return f.core.ReadSide(f.t, []projections.Projector{tenancy.Projector(f.core.Codec, nil), customers.Projector(f.core.Codec, nil),
-		commerce.Projector(f.core.Codec), reactor}...)
+	}
+	rs := f.core.ReadSide(f.t, []projections.Projector{tenancy.Projector(f.core.Codec, nil), customers.Projector(f.core.Codec, nil),
+		commerce.Projector(f.core.Codec), conciergereplies.Projector(f.core.Codec, cfg)}...)
+	f.jobs[rs] = conciergereplies.NewAnswers(conciergereplies.Answers{DB: rs.Store.DB(), Write: rs.Store.Maintain, Log: f.core.Log,
+		Codec: f.core.Codec, Config: cfg})
+	return rs
 }
 
 // emit appends ev of shop, under id when given.
@@ -93,7 +98,8 @@ func (f *fixture) inbound(shop, from, wamid, text, queue string, sent time.Time)
 		MessageID: wamid, From: from, Type: "text", Text: &text, SentAt: sent, Queue: queue}
 }
 
-// settle waits until rs reached the head and the head stopped moving.
+// settle waits until rs reached the head, its answering job emptied its
+// queue, and the head stopped moving.
 func (f *fixture) settle(rs *testenv.ReadSide) eventlog.Position {
 	f.t.Helper()
 	for {
@@ -102,7 +108,11 @@ func (f *fixture) settle(rs *testenv.ReadSide) eventlog.Position {
 			f.t.Fatal(err)
 		}
 		rs.WaitFor(f.t, head)
-		if again, _ := f.core.Log.HeadPosition(context.Background()); again == head {
+		n, err := f.jobs[rs].Pass(context.Background())
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		if again, _ := f.core.Log.HeadPosition(context.Background()); again == head && n == 0 {
 			return head
 		}
 	}
