@@ -254,12 +254,19 @@ func TestParseErrorsUseTheEnvelope(t *testing.T) {
 	}
 }
 
-// endless is a body that never ends: Parse must stop at the limit.
-type endless struct{ read int64 }
+// endless is a body that never ends: Parse must stop at the limit. Its
+// bytes are 0xff, or short lines when lines is set.
+type endless struct {
+	read  int64
+	lines bool
+}
 
 func (e *endless) Read(p []byte) (int, error) {
 	for i := range p {
 		p[i] = 0xff
+		if e.lines {
+			p[i] = "preamble\r\n"[(e.read+int64(i))%10]
+		}
 	}
 	e.read += int64(len(p))
 	return len(p), nil
@@ -270,11 +277,12 @@ func TestParseStopsReadingAtTheLimit(t *testing.T) {
 	for _, tc := range []struct{ name, ct string }{
 		{"raw body", "image/png"},
 		{"multipart", "multipart/form-data; boundary=b"},
+		{"multipart preamble", "multipart/form-data; boundary=b"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			body := &endless{}
+			body := &endless{lines: tc.name == "multipart preamble"}
 			var src io.Reader = body
-			if strings.HasPrefix(tc.ct, "multipart") {
+			if tc.name == "multipart" {
 				src = io.MultiReader(strings.NewReader("--b\r\nContent-Disposition: form-data; name=\"image\"\r\n\r\n"), body)
 			}
 			r := httptest.NewRequest(http.MethodPost, "/x", src)
