@@ -200,3 +200,28 @@ func BenchmarkComposite(b *testing.B) {
 		}
 	}
 }
+
+// countdown is a context that becomes cancelled after its Err has been
+// asked n times: it shows the compositor checks between bands of work,
+// not only once at the start, without depending on timing.
+type countdown struct {
+	context.Context
+	n int
+}
+
+func (c *countdown) Err() error {
+	if c.n <= 0 {
+		return context.Canceled
+	}
+	c.n--
+	return nil
+}
+
+func TestCompositorStopsBetweenBands(t *testing.T) {
+	for _, n := range []int{1, 5, 33, 36} {
+		ctx := &countdown{Context: context.Background(), n: n}
+		if _, err := studio.New().Run(ctx, engine.Input{Image: cutout()}); !errors.Is(err, context.Canceled) {
+			t.Errorf("cancelled after %d checks: error %v, want context.Canceled", n, err)
+		}
+	}
+}

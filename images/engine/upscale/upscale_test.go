@@ -185,3 +185,29 @@ func BenchmarkUpscale1MP(b *testing.B) {
 		})
 	}
 }
+
+// countdown is a context that becomes cancelled after its Err has been
+// asked n times: it shows the engine checks between bands, not only once
+// at the start, without depending on timing.
+type countdown struct {
+	context.Context
+	n int
+}
+
+func (c *countdown) Err() error {
+	if c.n <= 0 {
+		return context.Canceled
+	}
+	c.n--
+	return nil
+}
+
+func TestUpscaleStopsBetweenBands(t *testing.T) {
+	for _, n := range []int{1, 3, 20, 35} {
+		ctx := &countdown{Context: context.Background(), n: n}
+		_, err := upscale.New(upscale.Config{}).Run(ctx, engine.Input{Image: photo(200, 200), Options: map[string]string{"scale": "4"}})
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("cancelled after %d checks: error %v, want context.Canceled", n, err)
+		}
+	}
+}
