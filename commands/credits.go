@@ -204,3 +204,23 @@ func (h *Handler) SetCreditBudget(ctx context.Context, cmd SetCreditBudget, meta
 	res.ID = cmd.ShopID
 	return res, budget, err
 }
+
+// ShopCredits reads a shop's budget in force and its current month's
+// ledger from the log (what the next reservation is decided against): the
+// operators' CLI prints it.
+func (h *Handler) ShopCredits(ctx context.Context, shopID string) (CreditBalance, *int, error) {
+	shop, budget, err := h.creditBudget(ctx, shopID)
+	if err != nil {
+		return CreditBalance{}, nil, err
+	}
+	var b domain.CreditBudget
+	if _, _, err := h.load(ctx, domain.CreditBudgetStream(shop.ID), &b); err != nil {
+		return CreditBalance{}, nil, err
+	}
+	month := domain.CreditMonth(h.now())
+	var l domain.CreditLedger
+	if _, _, err := h.load(ctx, domain.CreditsStream(shop.ID, month), &l); err != nil {
+		return CreditBalance{}, nil, err
+	}
+	return balanceOf(&l, month, budget), b.Monthly, nil
+}
