@@ -106,3 +106,22 @@ func TestAICreditsInUsageAndCLI(t *testing.T) {
 		}
 	}
 }
+
+// chargeCredits reserves and consumes one credit of shop through the
+// command handler on the data directory's log (as an image operation
+// will).
+func chargeCredits(t *testing.T, dir, shop string) {
+	t.Helper()
+	core, err := OpenCore(context.Background(), testConfig(dir), newLogger(&Config{LogLevel: "error"}, &syncBuffer{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer core.Close()
+	ctx := context.Background()
+	if _, _, err := core.Commands.ReserveCredits(ctx, commands.ReserveCredits{ShopID: shop, OperationID: "img_charge", Kind: domain.CreditKindUpscale, Credits: 1}, testMeta()); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := core.Commands.ConsumeCredits(ctx, commands.ConsumeCredits{ShopID: shop, Month: domain.CreditMonth(time.Now()), OperationID: "img_charge"}, testMeta()); err != nil {
+		t.Fatal(err)
+	}
+}
