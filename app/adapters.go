@@ -19,6 +19,7 @@ import (
 	"github.com/cgp-platform/cgp/projections/marketplaces"
 	"github.com/cgp-platform/cgp/projections/messaging"
 	"github.com/cgp-platform/cgp/projections/tenancy"
+	"github.com/cgp-platform/cgp/readapi"
 	"github.com/cgp-platform/cgp/writeapi"
 )
 
@@ -47,6 +48,16 @@ func (f ImageKeys) ImageKeyByHash(ctx context.Context, hash string) (*auth.Image
 
 // Directory adapts the tenancy read model to the key endpoints' needs.
 type Directory struct{ Q *tenancy.Queries }
+
+// ShopCredits reads a shop's AI credits in a billing month.
+func (d Directory) ShopCredits(ctx context.Context, shopID, month string) (readapi.CreditMonth, error) {
+	c, err := d.Q.Credits(ctx, shopID, month)
+	if err != nil {
+		return readapi.CreditMonth{}, err
+	}
+	return readapi.CreditMonth{Override: c.Override, Used: c.Used, Reserved: c.Reserved,
+		BackgroundRemovals: c.BackgroundRemovals, Upscales: c.Upscales, LifestyleScenes: c.LifestyleScenes}, nil
+}
 
 func (d Directory) TokenByID(ctx context.Context, id string) (*writeapi.TokenInfo, error) {
 	t, err := d.Q.TokenByID(ctx, id)

@@ -118,7 +118,7 @@ func Modules() []Module {
 		Projectors: func(d Deps) []projections.Projector { return one(tenancy.Projector(d.Codec, d.TenancyChanged)) },
 		Routes:     []Route{{"writeapi.APIKeys", mountAPIKeys}, {"readapi.Usage", mountUsage}},
 		Jobs:       []BackgroundJob{{"token_last_use", tokenLastUseJob}, {"retention", retentionJob}},
-		Commands:   []string{"accounts", "shops", "tokens", "public-keys", "image-keys", "shops retention", "shops reinstall"},
+		Commands:   []string{"accounts", "shops", "tokens", "public-keys", "image-keys", "shops retention", "shops reinstall", "shops credits"},
 	}, {
 		Name:       "customers",
 		Projectors: func(d Deps) []projections.Projector { return one(customers.Projector(d.Codec, nil)) },

@@ -45,7 +45,7 @@ func mountAPIKeys(a *App, r *mux.Router, idem Middleware) {
 // mountUsage registers the usage endpoint of the image-operations keys.
 func mountUsage(a *App, r *mux.Router, _ Middleware) {
 	readapi.NewUsage(readapi.UsageConfig{Auth: a.Auth, Keys: ImageKeys{Q: a.Tenancy}, Uses: a.LastUse, Plans: Directory{Q: a.Tenancy},
-		Tokens: Directory{Q: a.Tenancy}, Credits: readapi.DefaultAICredits(), Now: time.Now}).Routes(r)
+		Tokens: Directory{Q: a.Tenancy}, Credits: readapi.DefaultAICredits(), Ledger: Directory{Q: a.Tenancy}, Now: time.Now}).Routes(r)
 }
 
 // mountCustomersRead registers the customer reads, with their as-of reads

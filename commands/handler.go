@@ -46,6 +46,8 @@ import (
 //     FailDecisionRun (intelligence.go)
 //   - ReplyToConversation, AssignConversation, CloseConversation,
 //     QueueConversation (conversation.go)
+//   - ReserveCredits, ConsumeCredits, ReleaseCredits, SetCreditBudget (the
+//     AI credits ledger, credits.go)
 //
 // It is safe for concurrent use.
 type Handler struct {
@@ -148,6 +150,12 @@ func execute[A aggregate](ctx context.Context, h *Handler, shop, stream string, 
 // stream": right for a resource's first delivery (orders/create), and when
 // the stream exists after all the append fails and the usual cycle runs.
 func executeOn[A aggregate](ctx context.Context, h *Handler, shop, stream string, likelyNew bool, fresh func() A, decide func(A) (decision, error), meta Meta) (Result, error) {
+	return executeAttempts(ctx, h, shop, stream, likelyNew, maxAttempts, fresh, decide, meta)
+}
+
+// executeAttempts is executeOn with its own bound on the attempts: a
+// contended stream (a month's credit ledger) needs more.
+func executeAttempts[A aggregate](ctx context.Context, h *Handler, shop, stream string, likelyNew bool, attempts int, fresh func() A, decide func(A) (decision, error), meta Meta) (Result, error) {
 	for attempt := 0; ; attempt++ {
 		agg := fresh()
 		var rev uint64
@@ -188,7 +196,7 @@ func executeOn[A aggregate](ctx context.Context, h *Handler, shop, stream string
 			expected = eventlog.Exact(rev)
 		}
 		res, err := h.log.Append(ctx, stream, expected, data...)
-		if errors.Is(err, eventlog.ErrWrongExpectedRevision) && attempt+1 < maxAttempts {
+		if errors.Is(err, eventlog.ErrWrongExpectedRevision) && attempt+1 < attempts {
 			continue
 		}
 		if err != nil {

@@ -21,6 +21,9 @@ const (
 	CodeForbidden Code = "forbidden"
 	// CodeUnavailable: a required store cannot take the operation now.
 	CodeUnavailable Code = "unavailable"
+	// CodeCreditsExhausted: the shop's AI credits for the month cannot
+	// cover the operation; the cause is a *CreditShortfall.
+	CodeCreditsExhausted Code = "credits_exhausted"
 )
 
 // Error is a meaningful domain failure. Use errors.As to inspect it.

@@ -163,10 +163,13 @@ func IPBlocked(retryAfter time.Duration) *Error {
 		Message: "this address is temporarily blocked", RetryAfter: retryAfter}
 }
 
-// CreditsExhausted: the shop's AI credits for the month are used up (402).
-func CreditsExhausted() *Error {
+// CreditsExhausted: the shop's AI credits for the month cannot cover the
+// operation (402); details.remaining is what is left of the month's budget
+// and details.resets_at when the next month's budget starts.
+func CreditsExhausted(remaining int, resetsAt time.Time) *Error {
 	return &Error{Status: http.StatusPaymentRequired, Code: CodeCreditsExhausted,
-		Message: "the shop's AI credits for this month are used up"}
+		Message: "the shop's AI credits for this month are used up",
+		Details: map[string]any{"remaining": remaining, "resets_at": resetsAt.UTC().Format(time.RFC3339)}}
 }
 
 // Unavailable: the event log or a required store cannot serve now (503 with

@@ -48,7 +48,8 @@ func TestConstructorsMatchDesignTable(t *testing.T) {
 		{httpapi.RateLimited(1500 * time.Millisecond), 429, "rate_limited", nil, "2"},
 		{httpapi.TooManyFailedAttempts(30 * time.Second), 429, "too_many_failed_attempts", nil, "30"},
 		{httpapi.IPBlocked(time.Hour), 429, "ip_blocked", nil, "3600"},
-		{httpapi.CreditsExhausted(), 402, "credits_exhausted", nil, ""},
+		{httpapi.CreditsExhausted(3, time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)), 402, "credits_exhausted",
+			map[string]any{"remaining": float64(3), "resets_at": "2026-12-01T00:00:00Z"}, ""},
 		{httpapi.Unavailable(0), 503, "unavailable", nil, "5"},
 		{httpapi.PayloadTooLarge(1024), 413, "payload_too_large", map[string]any{"max_bytes": float64(1024)}, ""},
 		{httpapi.MethodNotAllowed(), 405, "method_not_allowed", nil, ""},
@@ -108,6 +109,7 @@ func TestWriteErrorMapsDomainAndLogErrors(t *testing.T) {
 		{"conflict", domain.Conflict("campaign already launched"), 409, "conflict", "", false},
 		{"forbidden", domain.Forbidden("not your shop"), 403, "forbidden", "", false},
 		{"domain unavailable", &domain.Error{Code: domain.CodeUnavailable, Message: "x"}, 503, "unavailable", "", true},
+		{"credits exhausted", fmt.Errorf("reserve: %w", domain.CreditsExhausted(2, time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))), 402, "credits_exhausted", "", false},
 		{"log unavailable", fmt.Errorf("append: %w", fmt.Errorf("sqlite: %w", eventlog.ErrUnavailable)), 503, "unavailable", "", true},
 		{"wrong revision", fmt.Errorf("append: %w", &eventlog.WrongRevisionError{Stream: "customer-cus_1"}), 409, "conflict", "", true},
 	}
@@ -124,6 +126,9 @@ func TestWriteErrorMapsDomainAndLogErrors(t *testing.T) {
 			}
 			if c.field != "" && doc.Error.Details["field"] != c.field {
 				t.Errorf("details.field = %v, want %q", doc.Error.Details["field"], c.field)
+			}
+			if c.code == "credits_exhausted" && (doc.Error.Details["remaining"] != float64(2) || doc.Error.Details["resets_at"] != "2026-12-01T00:00:00Z") {
+				t.Errorf("details = %v, want remaining 2 and resets_at 2026-12-01T00:00:00Z", doc.Error.Details)
 			}
 			if got := r.header.Get("Retry-After") != ""; got != c.retryAfter {
 				t.Errorf("Retry-After present = %v, want %v", got, c.retryAfter)

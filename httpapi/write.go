@@ -31,7 +31,8 @@ const (
 //   - a *Error is sent as it is;
 //   - a *domain.Error by its Code: validation_failed → 422 with
 //     details.field, not_found → 404, conflict → 409, forbidden → 403,
-//     unavailable → 503 with Retry-After;
+//     unavailable → 503 with Retry-After, credits_exhausted → 402 with
+//     details.remaining and details.resets_at (from its *CreditShortfall);
 //   - eventlog.ErrUnavailable → 503 unavailable with Retry-After;
 //     eventlog.ErrWrongExpectedRevision (a concurrent write the command did
 //     not resolve) → 409 conflict;
@@ -72,6 +73,12 @@ func classify(ctx context.Context, err error) (*Error, zerolog.Level) {
 			return &Error{Status: http.StatusForbidden, Code: CodeForbidden, Message: de.Message}, zerolog.DebugLevel
 		case domain.CodeUnavailable:
 			return Unavailable(DefaultRetryAfter), zerolog.WarnLevel
+		case domain.CodeCreditsExhausted:
+			var sf *domain.CreditShortfall
+			if errors.As(de, &sf) {
+				return CreditsExhausted(sf.Remaining, sf.ResetsAt), zerolog.DebugLevel
+			}
+			return internalError(), zerolog.ErrorLevel
 		}
 		return internalError(), zerolog.ErrorLevel
 	}

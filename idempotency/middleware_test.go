@@ -389,7 +389,7 @@ func TestWhatIsStored(t *testing.T) {
 	}{
 		{"400 invalid_json", errorAnswer(httpapi.InvalidJSON()), false},
 		{"401 invalid_token", errorAnswer(httpapi.InvalidToken()), false},
-		{"402 credits_exhausted", errorAnswer(httpapi.CreditsExhausted()), false},
+		{"402 credits_exhausted", errorAnswer(httpapi.CreditsExhausted(0, time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))), false},
 		{"403 scope_required", errorAnswer(httpapi.ScopeRequired("campaigns:write")), false},
 		{"404 not_found", errorAnswer(httpapi.NotFound("campaign")), false},
 		{"413 payload_too_large", errorAnswer(httpapi.PayloadTooLarge(10)), false},

@@ -25,6 +25,21 @@ type TokenNames interface {
 	TokenName(ctx context.Context, tokenID string) (string, error)
 }
 
+// CreditLedger reads a shop's AI credits in a billing month (the tenancy
+// read model's credit tables).
+type CreditLedger interface {
+	ShopCredits(ctx context.Context, shopID, month string) (CreditMonth, error)
+}
+
+// CreditMonth is a shop's AI credits in a billing month.
+type CreditMonth struct {
+	// Override is the operator's monthly budget; nil: the plan's.
+	Override       *int
+	Used, Reserved int
+	// Operations consumed, per kind.
+	BackgroundRemovals, Upscales, LifestyleScenes int
+}
+
 // UsageConfig configures the usage handler.
 type UsageConfig struct {
 	// Auth authenticates, and its LastUsed holds the request counts not
@@ -32,10 +47,13 @@ type UsageConfig struct {
 	Auth *auth.Authenticator
 	Keys auth.ImageKeyFinder
 	// Uses reads the saved request counts and last uses (lastuse.db).
-	Uses    auth.UseReader
-	Plans   ShopPlans
-	Tokens  TokenNames
+	Uses   auth.UseReader
+	Plans  ShopPlans
+	Tokens TokenNames
+	// Credits is the monthly budget of each plan (DefaultAICredits);
+	// Ledger the month's credits and a shop's override.
 	Credits map[domain.Plan]int
+	Ledger  CreditLedger
 	Now     func() time.Time
 }
 
@@ -46,13 +64,9 @@ type Usage struct {
 	cfg UsageConfig
 }
 
-// DefaultAICredits is the monthly AI credit budget per plan (DESIGN.md §7).
-func DefaultAICredits() map[domain.Plan]int {
-	return map[domain.Plan]int{
-		domain.PlanStarter: 0, domain.PlanGrowth: 100, domain.PlanPro: 500, domain.PlanProPlus: 2000,
-		domain.PlanAgency: 5000, domain.PlanEnterprise: 20000,
-	}
-}
+// DefaultAICredits is the monthly AI credit budget per plan (DESIGN.md §7,
+// domain.PlanAICredits).
+func DefaultAICredits() map[domain.Plan]int { return domain.PlanAICredits() }
 
 // NewUsage returns the usage handler.
 func NewUsage(cfg UsageConfig) *Usage {
@@ -152,7 +166,7 @@ type usageAttributes struct {
 	PeriodEnd       time.Time       `json:"period_end"`
 	APIRequests     apiRequests     `json:"api_requests"`
 	RateLimit       rateLimit       `json:"rate_limit"`
-	AICredits       quota           `json:"ai_credits"`
+	AICredits       credits         `json:"ai_credits"`
 	ImageOperations imageOperations `json:"image_operations"`
 }
 
@@ -173,10 +187,14 @@ type rateLimit struct {
 	RequestsPerMinute *int64 `json:"requests_per_minute"`
 }
 
-type quota struct {
-	Quota     int `json:"quota"`
-	Used      int `json:"used"`
-	Remaining int `json:"remaining"`
+// credits is the month's AI credits: Remaining = Quota − Used − Reserved,
+// never below zero.
+type credits struct {
+	Quota     int       `json:"quota"`
+	Used      int       `json:"used"`
+	Reserved  int       `json:"reserved"`
+	Remaining int       `json:"remaining"`
+	ResetsAt  time.Time `json:"resets_at"`
 }
 
 type imageOperations struct {
@@ -221,12 +239,30 @@ func (u *Usage) handleUsage(w http.ResponseWriter, r *http.Request) {
 			attrs.RateLimit.RequestsPerMinute = &perMinute
 		}
 	}
-	// No image operation has been recorded yet (they arrive with the image
-	// operations endpoints); the counts are what the log holds: zero. The
-	// quota is the current plan's, whatever the period.
-	q := u.cfg.Credits[plan]
-	attrs.AICredits = quota{Quota: q, Used: 0, Remaining: q}
+	if attrs.AICredits, attrs.ImageOperations, err = u.credits(r.Context(), shop, plan, period); err != nil {
+		httpapi.WriteError(w, r, err)
+		return
+	}
 	httpapi.WriteResource(w, r, http.StatusOK, httpapi.Resource{ID: shop, Type: "usage", Attributes: attrs})
+}
+
+// credits is the shop's AI credits and consumed operations in period. The
+// quota is the budget in force now (the override, else the current plan's),
+// whatever the period.
+func (u *Usage) credits(ctx context.Context, shop string, plan domain.Plan, period auth.Period) (credits, imageOperations, error) {
+	m, err := u.cfg.Ledger.ShopCredits(ctx, shop, period.String())
+	if err != nil {
+		return credits{}, imageOperations{}, err
+	}
+	q := u.cfg.Credits[plan]
+	if m.Override != nil {
+		q = *m.Override
+	}
+	c := credits{Quota: q, Used: m.Used, Reserved: m.Reserved, Remaining: max(0, q-m.Used-m.Reserved),
+		ResetsAt: domain.CreditsResetAt(period.Start())}
+	ops := imageOperations{BackgroundRemovals: m.BackgroundRemovals, Upscales: m.Upscales, LifestyleScenes: m.LifestyleScenes,
+		Total: m.BackgroundRemovals + m.Upscales + m.LifestyleScenes}
+	return c, ops, nil
 }
 
 // requests is the shop's admin API requests in period, per token.

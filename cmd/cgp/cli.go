@@ -82,7 +82,7 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 		newServeCommand(cfg, stdout, stderr),
 		group("accounts", "Manage accounts", newAccountsCreate(cfg, stdout, stderr), newAccountsList(cfg, stdout, stderr)),
 		group("shops", "Manage shops", newShopsCreate(cfg, stdout, stderr), newShopsSetPlan(cfg, stdout, stderr),
-			newShopsAttribution(cfg, stdout, stderr), newShopsRetention(cfg, stdout, stderr), newShopsReinstall(cfg, stdout, stderr),
+			newShopsAttribution(cfg, stdout, stderr), newShopsCredits(cfg, stdout, stderr), newShopsRetention(cfg, stdout, stderr), newShopsReinstall(cfg, stdout, stderr),
 			newShopsPrivacy(cfg, stdout, stderr), newShopsNotifications(cfg, stdout, stderr), newShopsList(cfg, stdout, stderr)),
 		group("tokens", "Manage admin API tokens", newTokensCreate(cfg, stdout, stderr), newTokensCreateMaster(cfg, stdout, stderr),
 			newTokensRevoke(cfg, stdout, stderr), newTokensList(cfg, stdout, stderr)),

@@ -320,6 +320,14 @@ func TestShopRedactErasesTheWholeShop(t *testing.T) {
 			strings.Contains(found, "erin.erased@example.org in warehouse.db") && strings.Contains(found, "erase-me.example in readmodels.db")
 	})
 
+	// Its AI credits: a budget override and a month's ledger.
+	cli(t, dir, "shops", "credits", "--shop", gone.shopID, "--monthly", "10")
+	chargeCredits(t, dir, gone.shopID)
+	eventually(t, 15*time.Second, "the shop's credit rows", func() bool {
+		rows := strings.Join(shopRows(t, dir, gone.shopID), ", ")
+		return strings.Contains(rows, "credit_budgets") && strings.Contains(rows, "credit_months")
+	})
+
 	redacted := time.Now()
 	s.deliver(t, gone, shopify.TopicShopRedact, "er-redact-1", fixture(t, shopify.TopicShopRedact))
 

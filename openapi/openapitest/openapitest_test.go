@@ -382,7 +382,7 @@ func TestValidateResponseCatchesWrongResponses(t *testing.T) {
 			return true
 		}, "does not match openapi.yaml"},
 		{"undocumented status", func(w http.ResponseWriter, r *http.Request) bool {
-			httpapi.WriteError(w, r, httpapi.CreditsExhausted())
+			httpapi.WriteError(w, r, httpapi.CreditsExhausted(0, time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)))
 			return true
 		}, "status is not supported"},
 		{"error without the envelope", func(w http.ResponseWriter, r *http.Request) bool {

@@ -17,7 +17,8 @@ import (
 // the shop id and when it was erased, nothing else.
 func eraseShop(ctx context.Context, tx *sql.Tx, ev *domain.ShopErased) error {
 	if err := readmodel.DeleteShopRows(ctx, tx, ev.ShopID, readmodel.ShopRows("tokens"), readmodel.ShopRows("public_keys"),
-		readmodel.ShopRows("image_keys"), readmodel.ShopRows("shops")); err != nil {
+		readmodel.ShopRows("image_keys"), readmodel.ShopRows("credit_budgets"), readmodel.ShopRows("credit_months"),
+		readmodel.ShopRows("shops")); err != nil {
 		return err
 	}
 	_, err := tx.ExecContext(ctx, `INSERT INTO erased_shops (shop_id, erased_at) VALUES (?, ?) ON CONFLICT (shop_id) DO NOTHING`,

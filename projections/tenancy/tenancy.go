@@ -78,7 +78,7 @@ CREATE TABLE erased_shops (
 	shop_id   TEXT PRIMARY KEY,
 	erased_at INTEGER NOT NULL
 );
-`}}
+`}, {Version: 6, SQL: creditsSQL}}
 
 // SecretLabel binds the sealed webhook secret of shops.webhook_secret
 // (envelope.Codec.SealSecret): Shop.WebhookSecret is sealed, and the
@@ -100,7 +100,7 @@ func Projector(codec *envelope.Codec, changed func()) projections.Projector {
 	if changed != nil {
 		want := map[string]bool{}
 		for _, t := range cases.Types() {
-			want[t] = true
+			want[t] = !creditTypes[t]
 		}
 		p.Committed = func(e eventlog.Event) {
 			if want[e.Type] {
@@ -112,7 +112,7 @@ func Projector(codec *envelope.Codec, changed func()) projections.Projector {
 }
 
 // cases fold each event type.
-var cases = projections.NewTxCases(
+var cases = projections.NewTxCases(append([]projections.TxCase{
 	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.AccountCreated, _ *projections.DecodedEvent) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO accounts (account_id, name, plan, created_at) VALUES (?, ?, ?, ?)
 			ON CONFLICT (account_id) DO NOTHING`, ev.AccountID, ev.Name, string(ev.Plan), ev.CreatedAt.UnixMicro())
@@ -187,7 +187,7 @@ var cases = projections.NewTxCases(
 			ON CONFLICT (key_id) DO NOTHING`, ev.KeyID, ev.ShopID, ev.Hash, scopes, ev.Imported, ev.CreatedAt.UnixMicro())
 		return err
 	}),
-)
+}, creditCases()...)...)
 
 // Shop is a shop as authentication and the receivers need it.
 type Shop struct {
