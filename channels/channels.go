@@ -12,6 +12,7 @@ package channels
 import (
 	"errors"
 	"net/http"
+	"net/url"
 	"time"
 )
 
@@ -84,4 +85,25 @@ func ClientDefaults(hc **http.Client, timeout *time.Duration, def time.Duration,
 	if *now == nil {
 		*now = time.Now
 	}
+}
+
+// ValidBaseURL tells whether s is a provider's base address a client may
+// be configured with: absolute http or https, a host, no user info, query
+// or fragment (the paths are appended to it).
+func ValidBaseURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != "" && u.User == nil && u.RawQuery == "" &&
+		!u.ForceQuery && u.Fragment == ""
+}
+
+// PrintableASCII tells whether s is made of printable ASCII without
+// spaces only, as an API key sent in a header must be (anything else
+// fails in the transport as if the network had, and would be retried).
+func PrintableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] <= ' ' || s[i] > '~' {
+			return false
+		}
+	}
+	return true
 }

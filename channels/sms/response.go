@@ -75,7 +75,7 @@ func (e errorString) Error() string { return string(e) }
 // validID accepts a message id that is safe to store and compare: 1 to
 // 256 printable ASCII characters without spaces.
 func validID(id string) bool {
-	return id != "" && len(id) <= 256 && printableASCII(id)
+	return id != "" && len(id) <= 256 && channels.PrintableASCII(id)
 }
 
 // safeCode keeps a provider's code or status only when it is 1 to 64

@@ -66,13 +66,12 @@ func (c *Config) setDefaults() {
 // the field and never its value.
 func (c Config) Validate() error {
 	var errs []error
-	if u, err := url.Parse(c.BaseURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" ||
-		u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+	if !channels.ValidBaseURL(c.BaseURL) {
 		errs = append(errs, errors.New("sms: base URL must be an absolute http(s) URL without user info, query or fragment"))
 	}
 	if c.APIKey == "" {
 		errs = append(errs, errors.New("sms: API key is empty"))
-	} else if !printableASCII(c.APIKey) {
+	} else if !channels.PrintableASCII(c.APIKey) {
 		// Anything else would fail in the transport as if the network
 		// had, and be retried for ever.
 		errs = append(errs, errors.New("sms: API key has a character outside printable ASCII"))
@@ -165,11 +164,11 @@ func (c *Client) Send(ctx context.Context, m Message) (Sent, error) {
 	if m.CallbackURL != "" {
 		u, err := url.Parse(m.CallbackURL)
 		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.Fragment != "" ||
-			!printableASCII(m.CallbackURL) || len(m.CallbackURL) > 2048 {
+			!channels.PrintableASCII(m.CallbackURL) || len(m.CallbackURL) > 2048 {
 			return Sent{}, invalid("callback_url", "must be an absolute http(s) URL without fragment, at most 2048 characters")
 		}
 	}
-	if m.ClientReference != "" && (len(m.ClientReference) > maxReference || !printableASCII(m.ClientReference)) {
+	if m.ClientReference != "" && (len(m.ClientReference) > maxReference || !channels.PrintableASCII(m.ClientReference)) {
 		return Sent{}, invalid("client_reference", "must be 1 to 128 printable ASCII characters")
 	}
 	sent, err := c.post(ctx, request{To: to, From: c.cfg.From, Text: m.Text, CallbackURL: m.CallbackURL, ClientReference: m.ClientReference})
@@ -229,15 +228,6 @@ func checkText(text string) (int, error) {
 func allDigits(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
-
-func printableASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] <= ' ' || s[i] > '~' {
 			return false
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -63,8 +62,8 @@ func (c *Config) setDefaults() {
 // Validate reports every problem of the configuration at once.
 func (c Config) Validate() error {
 	var errs []error
-	if u, err := url.Parse(c.BaseURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-		errs = append(errs, errors.New("whatsapp: base URL must be an absolute http(s) URL without query or fragment"))
+	if !channels.ValidBaseURL(c.BaseURL) {
+		errs = append(errs, errors.New("whatsapp: base URL must be an absolute http(s) URL without user info, query or fragment"))
 	}
 	if c.Timeout < 0 {
 		errs = append(errs, errors.New("whatsapp: timeout must not be negative"))

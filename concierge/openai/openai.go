@@ -58,8 +58,8 @@ func (c *Config) setDefaults() {
 // name the field, never the key.
 func (c Config) Validate() error {
 	var errs []error
-	if u, err := url.Parse(c.BaseURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-		errs = append(errs, errors.New("concierge openai: base URL must be an absolute http(s) URL without query or fragment"))
+	if !channels.ValidBaseURL(c.BaseURL) {
+		errs = append(errs, errors.New("concierge openai: base URL must be an absolute http(s) URL without user info, query or fragment"))
 	}
 	if c.APIKey == "" {
 		errs = append(errs, errors.New("concierge openai: API key is empty"))

@@ -9,7 +9,6 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/textproto"
-	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -78,13 +77,12 @@ func (c *Config) setDefaults() {
 // field and never its value.
 func (c Config) Validate() error {
 	var errs []error
-	if u, err := url.Parse(c.BaseURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" ||
-		u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+	if !channels.ValidBaseURL(c.BaseURL) {
 		errs = append(errs, errors.New("photoroom: base URL must be an absolute http(s) URL without user info, query or fragment"))
 	}
 	if c.APIKey == "" {
 		errs = append(errs, errors.New("photoroom: API key is empty"))
-	} else if !printableASCII(c.APIKey) {
+	} else if !channels.PrintableASCII(c.APIKey) {
 		errs = append(errs, errors.New("photoroom: API key has a character outside printable ASCII"))
 	}
 	if c.Timeout < 0 {
@@ -278,13 +276,4 @@ func sniff(b []byte) string {
 		return ct
 	}
 	return ""
-}
-
-func printableASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < 0x21 || s[i] > 0x7e {
-			return false
-		}
-	}
-	return true
 }
