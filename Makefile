@@ -5,6 +5,7 @@ BIN      := bin/cgp
 DATA_DIR ?= ./data
 ADDR     ?= 127.0.0.1:8080
 PKGS     := ./...
+MODELS   ?= .cache/models
 
 .PHONY: all build install models run run-scale test test-short vet fmt-check bench bench-go bench-programs fuzz clean
 
@@ -27,20 +28,23 @@ models:
 
 # Starts the service on the embedded default (SQLite files in DATA_DIR).
 # On an empty data directory it creates a demo account, shop and token and
-# prints the token and a curl command once.
-run: build
-	$(BIN) serve --demo --data-dir $(DATA_DIR) --addr $(ADDR)
+# prints the token and a curl command once. Background removal runs on the
+# artefacts `models` fetched.
+run: build models
+	$(BIN) serve --demo --data-dir $(DATA_DIR) --addr $(ADDR) \
+		--onnxruntime-lib $(MODELS)/libonnxruntime.so.1.24.3 --bgremove-model $(MODELS)/isnet-small.onnx
 
 # Starts the backing services of the at-scale deployment and runs the service
 # against them (EventStoreDB log, PostgreSQL vault, Redis counters, customers
 # and attribution shipped to ClickHouse for analysts).
-run-scale: build
+run-scale: build models
 	docker compose up -d --wait
 	CGP_EVENT_LOG=esdb CGP_ESDB_URL='esdb://127.0.0.1:2113?tls=false' \
 	CGP_VAULT=postgres CGP_POSTGRES_URL='postgres://cgp:cgp@127.0.0.1:5433/cgp?sslmode=disable' \
 	CGP_REDIS_URL='redis://127.0.0.1:6380/0' \
 	CGP_WAREHOUSE=clickhouse CGP_WAREHOUSE_URL='clickhouse://cgp:cgp@127.0.0.1:9000/cgp' \
-	$(BIN) serve --data-dir $(DATA_DIR) --addr $(ADDR)
+	$(BIN) serve --data-dir $(DATA_DIR) --addr $(ADDR) \
+		--onnxruntime-lib $(MODELS)/libonnxruntime.so.1.24.3 --bgremove-model $(MODELS)/isnet-small.onnx
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

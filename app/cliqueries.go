@@ -7,7 +7,9 @@ import (
 	"context"
 	"errors"
 
+	"github.com/cgp-platform/cgp/projections/imageops"
 	"github.com/cgp-platform/cgp/projections/tenancy"
+	"github.com/cgp-platform/cgp/readapi"
 	"github.com/cgp-platform/cgp/readmodel"
 	"github.com/cgp-platform/cgp/readmodel/versioned"
 )
@@ -65,4 +67,24 @@ func ErasureSourcesOf(c *Core, cfg Config) (ErasureSources, error) {
 		}
 	}
 	return src, nil
+}
+
+// ImageOperations lists a shop's image operations, newest first, at most
+// limit, as the API renders them (`cgp images list`).
+func ImageOperations(ctx context.Context, cfg Config, shop, status string, limit int) ([]any, error) {
+	store, err := cfg.OpenReadModels()
+	if err != nil {
+		return nil, err
+	}
+	defer store.Close()
+	ops, _, err := imageops.NewQueries(store.DB()).List(ctx, imageops.Filter{ShopID: shop, Status: status, Limit: limit})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]any, len(ops))
+	for i := range ops {
+		r := readapi.ImageResource(&ops[i])
+		out[i] = map[string]any{"id": r.ID, "type": r.Type, "attributes": r.Attributes}
+	}
+	return out, nil
 }

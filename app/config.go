@@ -160,6 +160,25 @@ type Config struct {
 	ConciergeAPIKey string
 	// ConciergeModel is the model asked, required with ConciergeAPIURL.
 	ConciergeModel string
+	// ImageWorkers is the number of image operations run at once (the
+	// image workers' pool); runner.DefaultWorkers when zero.
+	ImageWorkers int
+	// ImageRetention is how long image operations' results (and inputs
+	// left behind) are kept; store.DefaultRetention when zero.
+	ImageRetention time.Duration
+	// ONNXRuntimeLib and BGRemoveModel are the paths of ONNX Runtime's
+	// shared library and of the background-removal model (make models
+	// fetches both); empty or missing: background removal is unavailable
+	// (503) and lifestyle scenes need pictures already cut out.
+	ONNXRuntimeLib string
+	BGRemoveModel  string
+	// SceneAPIURL is the scene-generation provider's base address
+	// (Photoroom's image-editing API; requests go to {url}/v2/edit);
+	// empty: lifestyle scenes are composited by the embedded studio.
+	SceneAPIURL string
+	// SceneAPIKey is the provider's key, required with SceneAPIURL. A
+	// secret: never logged nor echoed by Validate.
+	SceneAPIKey string
 	// Test holds the hooks the end-to-end tests set; zero in production.
 	Test TestHooks
 }
@@ -312,6 +331,7 @@ func (c *Config) Validate() error {
 	}
 	errs = append(errs, c.validateSMS()...)
 	errs = append(errs, c.validateConcierge()...)
+	errs = append(errs, c.validateImages()...)
 	return errors.Join(errs...)
 }
 
@@ -365,6 +385,40 @@ func (c *Config) validateSMS() []error {
 	return errs
 }
 
+// OutboundClient is the HTTP client of an outside API (a provider's): it
+// follows no redirect, and uses the tests' TLS settings when set.
+func (c *Config) OutboundClient() *http.Client {
+	hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	if c.Test.OutboundTLS != nil {
+		hc.Transport = &http.Transport{TLSClientConfig: c.Test.OutboundTLS.Clone(), Proxy: http.ProxyFromEnvironment}
+	}
+	return hc
+}
+
+// validateImages checks the image operations' settings.
+func (c *Config) validateImages() []error {
+	var errs []error
+	if c.ImageWorkers < 0 || c.ImageWorkers > 64 {
+		errs = append(errs, errors.New("image-workers must be from 0 (the default) to 64"))
+	}
+	if c.ImageRetention < 0 {
+		errs = append(errs, errors.New("image-retention must not be negative"))
+	}
+	if c.SceneAPIURL == "" {
+		if c.SceneAPIKey != "" {
+			errs = append(errs, errors.New("scene-api-url is required with scene-api-key"))
+		}
+		return errs
+	}
+	if err := validAPIURL(c.SceneAPIURL, c.OutboundAllowPrivate); err != nil {
+		errs = append(errs, fmt.Errorf("scene-api-url: %w", err))
+	}
+	if c.SceneAPIKey == "" {
+		errs = append(errs, errors.New("scene-api-key is required with scene-api-url"))
+	}
+	return errs
+}
+
 // validateConcierge checks the concierge provider's settings: none, or
 // URL, key and model. Neither the key nor the URL is echoed.
 func (c *Config) validateConcierge() []error {
@@ -397,10 +451,7 @@ func (c *Config) ConciergeAnswerer() (concierge.Answerer, string, error) {
 	if c.ConciergeAPIURL == "" {
 		return concierge.NewEmbedded(), "embedded", nil
 	}
-	hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	if c.Test.OutboundTLS != nil {
-		hc.Transport = &http.Transport{TLSClientConfig: c.Test.OutboundTLS.Clone(), Proxy: http.ProxyFromEnvironment}
-	}
+	hc := c.OutboundClient()
 	cl, err := openai.New(openai.Config{BaseURL: c.ConciergeAPIURL, APIKey: c.ConciergeAPIKey, Model: c.ConciergeModel, HTTP: hc,
 		Timeout: conciergereplies.AnswerTimeout})
 	if err != nil {
@@ -416,10 +467,7 @@ func (c *Config) SMSClient() (*sms.Client, error) {
 	if c.SMSAPIURL == "" {
 		return nil, nil
 	}
-	hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	if c.Test.OutboundTLS != nil {
-		hc.Transport = &http.Transport{TLSClientConfig: c.Test.OutboundTLS.Clone(), Proxy: http.ProxyFromEnvironment}
-	}
+	hc := c.OutboundClient()
 	cl, err := sms.New(sms.Config{BaseURL: c.SMSAPIURL, APIKey: c.SMSAPIKey, From: c.SMSFrom, HTTP: hc})
 	if err != nil {
 		return nil, fmt.Errorf("sms: %w", err)

@@ -15,6 +15,7 @@ import (
 	"github.com/cgp-platform/cgp/eventlog"
 	"github.com/cgp-platform/cgp/httpapi"
 	"github.com/cgp-platform/cgp/idempotency"
+	"github.com/cgp-platform/cgp/images/store"
 	"github.com/cgp-platform/cgp/projections"
 	"github.com/cgp-platform/cgp/projections/erasure"
 	"github.com/cgp-platform/cgp/projections/shoperasure"
@@ -63,7 +64,10 @@ type Erasures struct {
 	// Sides are the stores of their own (a conversation reply's text
 	// waits in the sending store to be sent, a shop's domain and contact
 	// e-mail are in the notifier's).
-	Sides       []Side
+	Sides []Side
+	// Images is the image operations' object store: an erased shop's
+	// pictures go with it.
+	Images      store.Store
 	Idempotency idempotency.Store
 	LastUse     LastUses // nil: none
 	Vault       vault.Vault
@@ -272,6 +276,11 @@ func (g *Erasures) followUpShopErasures(ctx context.Context) error {
 		}
 		if err := g.settleSides(ctx, p.Position); err != nil {
 			return err
+		}
+		if g.Images != nil {
+			if err := g.Images.DeleteShop(ctx, p.ShopID); err != nil {
+				return fmt.Errorf("image store: %w", err)
+			}
 		}
 		if err := shoperasure.Settle(ctx, g.Store, p.ShopID); err != nil {
 			return err

@@ -28,6 +28,7 @@ import (
 	"github.com/cgp-platform/cgp/projections/enrollment"
 	"github.com/cgp-platform/cgp/projections/erasure"
 	"github.com/cgp-platform/cgp/projections/gdprrequests"
+	"github.com/cgp-platform/cgp/projections/imageops"
 	"github.com/cgp-platform/cgp/projections/intelligence"
 	"github.com/cgp-platform/cgp/projections/journeys"
 	"github.com/cgp-platform/cgp/projections/marketplaces"
@@ -105,6 +106,9 @@ type Deps struct {
 	// reactor only folds its tables); AnswererName names it.
 	Answerer     concierge.Answerer
 	AnswererName string
+	// ImagesChanged is called after each committed event of an image
+	// operation (workers and Prefer: wait wake). Optional.
+	ImagesChanged func()
 	// ConciergeAnswers is the concierge's answering job (the reactor
 	// queues the messages it answers). Nil: none.
 	ConciergeAnswers *conciergereplies.Answers
@@ -174,6 +178,12 @@ func Modules() []Module {
 			{"readapi.Shop, writeapi.Shop", mountShop}},
 		Jobs:     []BackgroundJob{{"notifications", notifyJob}},
 		Commands: []string{"shops notifications"},
+	}, {
+		Name:       "images",
+		Projectors: func(d Deps) []projections.Projector { return one(imageops.Projector(d.Codec, d.ImagesChanged)) },
+		Routes:     []Route{{"readapi.Images, writeapi.Images", mountImages}},
+		Jobs:       []BackgroundJob{{"image_operations", imageWorkersJob}, {"image_retention", imageRetentionJob}},
+		Commands:   []string{"images"},
 	}, {
 		Name:       "intelligence",
 		Projectors: func(d Deps) []projections.Projector { return one(intelligence.Projector(d.Codec)) },

@@ -86,6 +86,9 @@ type App struct {
 	answererName string
 	// conciergeAnswers is the concierge's answering job (deps builds it).
 	conciergeAnswers *conciergereplies.Answers
+	// Images runs the image operations: their object store, engines and
+	// workers.
+	Images *Images
 }
 
 // OpenApp opens every store and builds the HTTP handler, mounting every
@@ -167,6 +170,9 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 	if a.answerer, a.answererName, err = cfg.ConciergeAnswerer(); err != nil {
 		return nil, errors.Join(err, a.LastUse.Close(), store.Close())
 	}
+	if a.Images, err = openImages(cfg, core, a); err != nil {
+		return nil, errors.Join(err, a.LastUse.Close(), store.Close())
+	}
 	d := a.deps(a.readModelsChanged, true)
 	for _, p := range append(Projectors(d), Reactors(d)...) {
 		if err := store.Migrate(ctx, p.Name, p.Migrations); err != nil {
@@ -195,7 +201,7 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 	if a.Notify, err = openNotify(ctx, cfg, core, a, a.Registry); err != nil {
 		return nil, errors.Join(err, a.closeWarehouse(), a.closeSides(), store.Close())
 	}
-	*a.erasures = Erasures{Store: store, Warehouse: a.Warehouse, Sides: a.sides(), Idempotency: a.Idempotency, LastUse: a.LastUse, Vault: a.Vault,
+	*a.erasures = Erasures{Store: store, Warehouse: a.Warehouse, Images: a.Images.Store, Sides: a.sides(), Idempotency: a.Idempotency, LastUse: a.LastUse, Vault: a.Vault,
 		Commands: a.Commands, Tenancy: a.Tenancy, Registered: func() []string { return a.projectorNames },
 		RetentionEvery: cfg.Test.RetentionEvery, Now: cfg.Test.RetentionClock, Logger: a.Logger}
 	a.Customers = customers.NewQueries(store.DB())
@@ -270,6 +276,9 @@ func (a *App) deps(tenancyChanged func(), acting bool) Deps {
 		d.ExportRequested = a.exportRequested
 		d.ShopErasure = a.erasures.ReactShopErasure
 		d.Vault = a.Vault
+		if a.Images != nil {
+			d.ImagesChanged = a.Images.changed
+		}
 		d.Answerer, d.AnswererName = a.answerer, a.answererName
 		if a.answerer != nil && a.Store != nil {
 			if a.conciergeAnswers == nil {
@@ -339,6 +348,7 @@ func (a *App) closeSides() error {
 	if a.Webhooks != nil {
 		errs = append(errs, a.Webhooks.Close())
 	}
+	errs = append(errs, a.Images.Close())
 	return errors.Join(errs...)
 }
 

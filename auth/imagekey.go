@@ -84,19 +84,41 @@ func (a *Authenticator) RequireImageKeyOrToken(keys ImageKeyFinder, scope domain
 			viaToken.ServeHTTP(w, r)
 			return
 		}
-		p, err := a.authenticateImageKey(r, keys)
-		if err == nil && !p.Scopes.Allows(scope) {
-			err = &httpapi.Error{Status: http.StatusForbidden, Code: httpapi.CodeScopeRequired,
-				Message: "this API key lacks the scope " + string(scope),
-				Details: map[string]any{"required_scope": string(scope)}}
-		}
-		if err == nil {
-			err = a.settle(r, p.KeyID)
-		}
-		if err != nil {
-			httpapi.WriteError(w, r, err)
+		a.serveImageKey(w, r, keys, scope, next)
+	})
+}
+
+// RequireImageKey wraps next for an endpoint of the image-operations API
+// proper: only an image-API key holding scope (X-API-Key) is accepted,
+// checked as RequireImageKeyOrToken checks it; a request without the
+// header is 401 authentication_required.
+func (a *Authenticator) RequireImageKey(keys ImageKeyFinder, scope domain.Scope, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get(HeaderAPIKey) == "" {
+			e := httpapi.AuthenticationRequired()
+			e.Message = "send the shop's image-API key in the " + HeaderAPIKey + " header"
+			httpapi.WriteError(w, r, e)
 			return
 		}
-		next.ServeHTTP(a.recordWrites(w, p.KeyID), r.WithContext(context.WithValue(r.Context(), imageKeyContext{}, p)))
+		a.serveImageKey(w, r, keys, scope, next)
 	})
+}
+
+// serveImageKey authenticates X-API-Key, checks scope and serves next
+// with the key's principal.
+func (a *Authenticator) serveImageKey(w http.ResponseWriter, r *http.Request, keys ImageKeyFinder, scope domain.Scope, next http.Handler) {
+	p, err := a.authenticateImageKey(r, keys)
+	if err == nil && !p.Scopes.Allows(scope) {
+		err = &httpapi.Error{Status: http.StatusForbidden, Code: httpapi.CodeScopeRequired,
+			Message: "this API key lacks the scope " + string(scope),
+			Details: map[string]any{"required_scope": string(scope)}}
+	}
+	if err == nil {
+		err = a.settle(r, p.KeyID)
+	}
+	if err != nil {
+		httpapi.WriteError(w, r, err)
+		return
+	}
+	next.ServeHTTP(a.recordWrites(w, p.KeyID), r.WithContext(context.WithValue(r.Context(), imageKeyContext{}, p)))
 }

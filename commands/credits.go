@@ -121,33 +121,13 @@ func (h *Handler) ReleaseCredits(ctx context.Context, cmd ReleaseCredits, meta M
 
 func (h *Handler) settleCredits(ctx context.Context, shopID, month, operationID string, meta Meta,
 	decide func(*domain.CreditLedger, time.Time) (domain.Event, error)) (Result, CreditBalance, error) {
-	if _, err := domain.CreditMonthStart(month); err != nil {
-		return Result{}, CreditBalance{}, err
-	}
-	shop, budget, err := h.creditBudget(ctx, shopID)
-	if err != nil {
-		return Result{}, CreditBalance{}, err
-	}
-	now := h.now()
-	var bal CreditBalance
-	res, err := executeAttempts(ctx, h, shop.ID, domain.CreditsStream(shop.ID, month), false, ledgerAttempts,
-		func() *domain.CreditLedger { return &domain.CreditLedger{} },
-		func(l *domain.CreditLedger) (decision, error) {
-			ev, err := decide(l, now)
-			if err != nil {
-				return decision{}, err
-			}
-			if ev != nil {
-				l.Apply(ev)
-			}
-			bal = balanceOf(l, month, budget)
-			if ev == nil {
-				return decision{}, nil
-			}
-			return decision{events: []domain.Event{ev}}, nil
-		}, meta)
-	res.ID = operationID
-	return res, bal, err
+	return h.settleLedger(ctx, shopID, month, operationID, meta, func(l *domain.CreditLedger, now time.Time) ([]domain.Event, error) {
+		ev, err := decide(l, now)
+		if ev == nil || err != nil {
+			return nil, err
+		}
+		return []domain.Event{ev}, nil
+	})
 }
 
 // creditBudget loads a shop (it must exist) and its monthly budget in

@@ -64,8 +64,15 @@ func TestEveryOperationDeclaresStabilityAndScope(t *testing.T) {
 				if scope == "any" || scope == "master" {
 					want = []string{}
 				}
-				if op.Security == nil || len(*op.Security) < 1 || !slices.Equal((*op.Security)[0]["bearerToken"], want) {
-					t.Errorf("%s: security does not require bearerToken with %q", name, scope)
+				// The image-operations API proper takes image-API keys only,
+				// their scope listed as the requirement's role (OpenAPI 3.1).
+				scheme := "bearerToken"
+				if strings.HasPrefix(path, "/api/v1/images") {
+					scheme = "imageAPIKey"
+				}
+				if op.Security == nil || len(*op.Security) != 1 && scheme == "imageAPIKey" || len(*op.Security) < 1 ||
+					!slices.Equal((*op.Security)[0][scheme], want) {
+					t.Errorf("%s: security does not require %s with %q", name, scheme, scope)
 				}
 				for _, status := range []string{"401", "403", "429", "500", "503"} {
 					if op.Responses.Value(status) == nil {

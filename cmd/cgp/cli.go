@@ -97,6 +97,7 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(intelligenceCommands(cfg, stdout, stderr)...)
 	root.AddCommand(devCommands(cfg, stdout, stderr)...)
 	root.AddCommand(webhooksCommand(cfg, stdout, stderr))
+	root.AddCommand(imagesCommand(cfg, stdout, stderr))
 	requireKnownShops(root, cfg)
 	return root
 }

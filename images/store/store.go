@@ -33,6 +33,9 @@ type Store interface {
 	// Get opens the blob under (shop, key); the caller closes it. A
 	// missing blob is a *domain.Error with CodeNotFound.
 	Get(ctx context.Context, shop, key string) (io.ReadCloser, error)
+	// Delete removes the blob under (shop, key); a missing blob is not an
+	// error.
+	Delete(ctx context.Context, shop, key string) error
 	// DeleteShop removes every blob of shop. A shop without blobs is not
 	// an error.
 	DeleteShop(ctx context.Context, shop string) error

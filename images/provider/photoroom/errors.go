@@ -154,3 +154,7 @@ func safeToken(s string) string {
 	}
 	return strings.Clone(s)
 }
+
+// ProviderCode is the error's Code: the image runner records it as the
+// failed operation's reason without importing this package.
+func (e *ProviderError) ProviderCode() string { return e.Code }

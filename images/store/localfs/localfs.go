@@ -148,6 +148,20 @@ func (s *Store) Get(ctx context.Context, shop, key string) (io.ReadCloser, error
 	return f, nil
 }
 
+// Delete implements store.Store.
+func (s *Store) Delete(ctx context.Context, shop, key string) error {
+	if err := checkNames(shop, key); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("delete %s/%s: %w", shop, key, err)
+	}
+	if err := os.Remove(filepath.Join(s.root, shop, key)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("delete %s/%s: %w", shop, key, err)
+	}
+	return nil
+}
+
 // DeleteShop implements store.Store.
 func (s *Store) DeleteShop(ctx context.Context, shop string) error {
 	if err := store.CheckShop(shop); err != nil {

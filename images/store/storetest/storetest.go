@@ -64,6 +64,7 @@ func Run(t *testing.T, open Opener) {
 		{"RefusesInvalidNames", testRefusesInvalidNames},
 		{"FailedReaderStoresNothing", testFailedReader},
 		{"CancelledContextStoresNothing", testCancelledContext},
+		{"Delete", testDelete},
 		{"DeleteShop", testDeleteShop},
 		{"Sweep", testSweep},
 		{"ConcurrentPutsOfDifferentKeys", testConcurrentPuts},
@@ -260,6 +261,22 @@ func testCancelledContext(t *testing.T, s store.Store, _ *Clock) {
 type readerFunc func(p []byte) (int, error)
 
 func (f readerFunc) Read(p []byte) (int, error) { return f(p) }
+
+func testDelete(t *testing.T, s store.Store, _ *Clock) {
+	ctx := ctxFor(t)
+	MustPut(t, s, "shop_1", "a", blob(100, 1))
+	MustPut(t, s, "shop_1", "b", blob(100, 2))
+	if err := s.Delete(ctx, "shop_1", "a"); err != nil {
+		t.Fatalf("Delete: %v", err)
+	}
+	mustBeMissing(t, s, "shop_1", "a")
+	mustRead(t, s, "shop_1", "b", blob(100, 2))
+	if err := s.Delete(ctx, "shop_1", "a"); err != nil {
+		t.Fatalf("Delete of a missing blob: %v", err)
+	}
+	wantInvalid(t, "Delete", s.Delete(ctx, "shop_1", "../b"), "key")
+	mustRead(t, s, "shop_1", "b", blob(100, 2))
+}
 
 func testDeleteShop(t *testing.T, s store.Store, _ *Clock) {
 	ctx := ctxFor(t)
