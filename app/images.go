@@ -8,12 +8,16 @@ import (
 	"errors"
 	"fmt"
 	"image"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/gorilla/mux"
+
+	"github.com/cgp-platform/cgp/auth"
+	"github.com/cgp-platform/cgp/idempotency"
 
 	"github.com/cgp-platform/cgp/commands"
 	"github.com/cgp-platform/cgp/domain"
@@ -227,7 +231,17 @@ func (ir imageRecorder) settled(ctx context.Context, j runner.Job, err error) er
 // mountImages registers the image operations and their reads.
 func mountImages(a *App, r *mux.Router, _ Middleware) {
 	keys := ImageKeys{Q: a.Tenancy}
-	writeapi.NewImages(writeapi.ImagesConfig{Commands: a.Commands, Auth: a.Auth, Keys: keys, Queries: a.Images.Queries,
+	// Idempotency-Key on the operations, per image-API key: a retried
+	// upload is answered the first operation instead of running (and
+	// charging) a second one. The body limit is the picture's, with the
+	// multipart form's room.
+	idem := idempotency.Middleware(a.Idempotency, func(r *http.Request) (string, bool) {
+		k, ok := auth.ImageKeyFromContext(r.Context())
+		return "imagekey:" + k.KeyID, ok
+	}, idempotency.Options{MaxRequestBytes: input.DefaultMaxBytes + input.MultipartOverhead,
+		ReplayHeaders: append(idempotency.DefaultReplayHeaders(), writeapi.HeaderCreditsCharged, writeapi.HeaderCreditsRemaining,
+			"Preference-Applied")})
+	writeapi.NewImages(writeapi.ImagesConfig{Commands: a.Commands, Auth: a.Auth, Keys: keys, Idempotency: idem, Queries: a.Images.Queries,
 		Store: a.Images.Store, Input: input.Config{}, Provider: a.Images.provider, Unavailable: a.Images.unavailable,
 		Wake: a.Images.Runner.Wake, Changed: &a.Images.Changed}).Routes(r)
 	readapi.NewImages(a.Images.Queries, a.Auth, keys, a.Images.Store, a.cursors, a.Runtime).Routes(r)

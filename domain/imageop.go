@@ -2,7 +2,9 @@ package domain
 
 import (
 	"maps"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // imageOperationEvents lists the image operations' event types (issue 19).
@@ -190,8 +192,8 @@ func (l *CreditLedger) SucceedImageOperation(ev ImageOperationSucceeded, now tim
 // FailImageOperation decides an operation's failure with its credits'
 // release: nil on a repeat; a conflict when it succeeded already.
 func (l *CreditLedger) FailImageOperation(ev ImageOperationFailed, now time.Time) ([]Event, error) {
-	if len(ev.Reason) > 200 {
-		ev.Reason = ev.Reason[:200]
+	for len(ev.Reason) > 200 || !utf8.ValidString(ev.Reason) {
+		ev.Reason = strings.ToValidUTF8(ev.Reason[:min(len(ev.Reason), 200)], "")
 	}
 	r, err := l.Release(ev.ShopID, ev.Month, ev.OperationID, ev.Code, now)
 	if r == nil || err != nil {

@@ -38,8 +38,11 @@ type ImagesConfig struct {
 	Commands *commands.Handler
 	Auth     *auth.Authenticator
 	Keys     auth.ImageKeyFinder
-	Queries  *imageops.Queries
-	Store    store.Store
+	// Idempotency is the Idempotency-Key middleware of the operations
+	// (scoped per image-API key); nil: none.
+	Idempotency func(http.Handler) http.Handler
+	Queries     *imageops.Queries
+	Store       store.Store
 	// Input holds the size and pixel limits.
 	Input input.Config
 	// Provider says whether lifestyle scenes go to a scene provider.
@@ -70,9 +73,13 @@ var ImagePaths = map[string]string{
 
 // Routes registers the operations: images:write with an image-API key.
 func (m *Images) Routes(r *mux.Router) {
+	idem := m.cfg.Idempotency
+	if idem == nil {
+		idem = func(h http.Handler) http.Handler { return h }
+	}
 	for kind, path := range ImagePaths {
 		r.Handle(path, httpapi.Beta(m.cfg.Auth.RequireImageKey(m.cfg.Keys, domain.ImageScopeImagesWrite,
-			http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { m.handle(w, r, kind) })))).Methods(http.MethodPost)
+			idem(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { m.handle(w, r, kind) }))))).Methods(http.MethodPost)
 	}
 }
 

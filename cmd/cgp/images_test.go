@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"image"
 	"image/color"
@@ -24,7 +25,12 @@ import (
 
 	xdraw "golang.org/x/image/draw"
 
+	"github.com/cgp-platform/cgp/app"
+	"github.com/cgp-platform/cgp/commands"
+	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/images/engine/bgremove"
+	"github.com/cgp-platform/cgp/images/runner"
+	"github.com/cgp-platform/cgp/images/store/localfs"
 	"github.com/cgp-platform/cgp/openapi/openapitest"
 )
 
@@ -304,13 +310,26 @@ func TestUpscaleOverHTTP(t *testing.T) {
 			}
 		}
 	}
-	eventually(t, minEventually, "three credits used and none reserved", func() bool {
+	// A retried upload with the same Idempotency-Key is answered the first
+	// operation: one run, one charge.
+	pic := encodePNG(t, texture(40, 30))
+	first := s.imageOp(t, key, "/api/v1/images/upscales", pic, "image/png", "Idempotency-Key", "retry-0001")
+	again := s.imageOp(t, key, "/api/v1/images/upscales", pic, "image/png", "Idempotency-Key", "retry-0001")
+	v.ValidateResponse(t, again.req, again.resp, again.body)
+	if first.status != http.StatusAccepted || again.status != http.StatusAccepted || opID(t, first) != opID(t, again) ||
+		again.header.Get("Idempotent-Replayed") != "true" || again.header.Get("X-Credits-Charged") != "1" {
+		t.Fatalf("idempotent retry: %d %s / %d %v %s", first.status, first.body, again.status, again.header, again.body)
+	}
+	if other := s.imageOp(t, key, "/api/v1/images/upscales?scale=4", pic, "image/png", "Idempotency-Key", "retry-0001"); other.status != http.StatusConflict {
+		t.Fatalf("the key reused for another request: %d %s", other.status, other.body)
+	}
+	eventually(t, minEventually, "four credits used and none reserved", func() bool {
 		ai, ops := usageCredits(t, s, key)
-		return ai["used"] == 3.0 && ai["reserved"] == 0.0 && ops["upscales"] == 2.0
+		return ai["used"] == 4.0 && ai["reserved"] == 0.0 && ops["upscales"] == 3.0
 	})
 	// The operator's list.
 	list := cli(t, dir, "images", "list", "--shop", tn.shopID)
-	if ops := list["operations"].([]any); len(ops) != 2 {
+	if ops := list["operations"].([]any); len(ops) != 3 {
 		t.Fatalf("cgp images list: %v", list)
 	}
 }
@@ -584,5 +603,76 @@ func TestImageCreditsAndAccess(t *testing.T) {
 	// An admin token is not an image-API key.
 	if g := s.get(t, "/api/v1/images", tn.token); g.status != 401 {
 		t.Fatalf("bearer token on the image API: %d %s", g.status, g.body)
+	}
+}
+
+// TestImageOperationsSurviveARestart: the work left by a stopped server is
+// the operations the log shows unfinished. A request recorded while no
+// server ran is run at the next start; an operation whose attempts all
+// ended without an outcome (a picture that killed the process three times)
+// fails attempts_exhausted and its credits come back.
+func TestImageOperationsSurviveARestart(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, dir)
+	tn := newTenant(t, dir, "restart-img.example.com", "growth", "customers:read")
+	key := cli(t, dir, "image-keys", "mint", "--shop", tn.shopID, "--scopes", "images:write,usage:read")["token"].(string)
+	s.stop()
+
+	ctx := context.Background()
+	core, err := OpenCore(ctx, testConfig(dir), newLogger(&Config{LogLevel: "error"}, &syncBuffer{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := localfs.New(localfs.Config{Root: filepath.Join(dir, app.ImagesDir)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pic := encodePNG(t, texture(50, 40))
+	request := func(id string) {
+		t.Helper()
+		digest, size, err := st.Put(ctx, tn.shopID, runner.InputKey(id), bytes.NewReader(pic))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := domain.ImageOperationRequested{ShopID: tn.shopID, OperationID: id, Kind: domain.CreditKindUpscale,
+			Options: map[string]string{"scale": "2"}, Credits: 1, Input: domain.ImageRef{Digest: digest, Size: size, Format: "png", Width: 50, Height: 40}}
+		if _, _, err := core.Commands.RequestImageOperation(ctx, commands.RequestImageOperation{Request: req}, testMeta()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	left, crashed := domain.NewID(domain.PrefixImageOperation), domain.NewID(domain.PrefixImageOperation)
+	request(left)
+	request(crashed)
+	for range runner.MaxAttempts {
+		if _, _, err := core.Commands.StartImageOperation(ctx, commands.StartImageOperation{ShopID: tn.shopID, OperationID: crashed,
+			Engine: "upscale"}, testMeta()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := core.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s = startServer(t, dir)
+	v := openapitest.NewValidator(t)
+	if a := s.waitOperation(t, v, key, left); a["status"] != "succeeded" || a["attempts"] != 1.0 {
+		t.Fatalf("the operation left queued: %v", a)
+	}
+	a := s.waitOperation(t, v, key, crashed)
+	if e, _ := a["error"].(map[string]any); a["status"] != "failed" || e["code"] != "attempts_exhausted" || a["credits_charged"] != 0.0 {
+		t.Fatalf("the operation that never ended: %v", a)
+	}
+	eventually(t, minEventually, "one credit used, the other released", func() bool {
+		ai, _ := usageCredits(t, s, key)
+		return ai["used"] == 1.0 && ai["reserved"] == 0.0 && ai["remaining"] == 99.0
+	})
+	// The finished operations' inputs are gone; the result stays.
+	if _, err := st.Get(ctx, tn.shopID, runner.InputKey(left)); domain.ErrorCode(err) != domain.CodeNotFound {
+		t.Fatalf("input of a finished operation: %v", err)
+	}
+	if rc, err := st.Get(ctx, tn.shopID, runner.ResultKey(left)); err != nil {
+		t.Fatalf("result: %v", err)
+	} else {
+		rc.Close()
 	}
 }

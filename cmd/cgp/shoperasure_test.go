@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"database/sql"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net/http"
@@ -328,6 +329,18 @@ func TestShopRedactErasesTheWholeShop(t *testing.T) {
 		return strings.Contains(rows, "credit_budgets") && strings.Contains(rows, "credit_months")
 	})
 
+	// Its pictures: an image operation's result in the object store.
+	imgKey := cli(t, dir, "image-keys", "mint", "--shop", gone.shopID, "--scopes", "images:write")["token"].(string)
+	op := s.imageOp(t, imgKey, "/api/v1/images/upscales", encodePNG(t, texture(20, 20)), "image/png")
+	if op.status != http.StatusAccepted {
+		t.Fatalf("image operation: %d %s", op.status, op.body)
+	}
+	shopImages := filepath.Join(dir, app.ImagesDir, gone.shopID)
+	eventually(t, 15*time.Second, "the shop's result stored", func() bool {
+		_, err := os.Stat(filepath.Join(shopImages, opID(t, op)+"-result"))
+		return err == nil
+	})
+
 	redacted := time.Now()
 	s.deliver(t, gone, shopify.TopicShopRedact, "er-redact-1", fixture(t, shopify.TopicShopRedact))
 
@@ -367,6 +380,10 @@ func TestShopRedactErasesTheWholeShop(t *testing.T) {
 		}
 	}
 	check("after shop/redact")
+	eventually(t, 20*time.Second, "the shop's pictures erased", func() bool {
+		_, err := os.Stat(shopImages)
+		return errors.Is(err, fs.ErrNotExist)
+	})
 	t.Logf("no row and no byte of the shop %v after shop/redact", time.Since(redacted).Round(time.Millisecond))
 	if found := values.findIn(t, dir); len(found) > 0 {
 		t.Fatalf("left after erasure: %v", found)

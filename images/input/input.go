@@ -32,9 +32,9 @@ const (
 
 // Limits of the non-image parts of a request.
 const (
-	// multipartOverhead is what a multipart body may carry beyond the image:
+	// MultipartOverhead is what a multipart body may carry beyond the image:
 	// boundaries, part headers and option fields.
-	multipartOverhead = 64 << 10
+	MultipartOverhead = 64 << 10
 	// maxOptions is the largest number of options a request may carry.
 	maxOptions = 32
 	// maxOptionBytes is the longest option value (a prompt fits).
@@ -127,7 +127,7 @@ func Parse(r *http.Request, cfg Config) (*Image, error) {
 	)
 	switch {
 	case mt == "multipart/form-data":
-		if r.ContentLength > cfg.MaxBytes+multipartOverhead {
+		if r.ContentLength > cfg.MaxBytes+MultipartOverhead {
 			return nil, httpapi.PayloadTooLarge(cfg.MaxBytes)
 		}
 		raw, declared, err = readMultipart(body, params["boundary"], cfg.MaxBytes, opts)
@@ -238,7 +238,7 @@ func readMultipart(body io.Reader, boundary string, maxBytes int64, opts map[str
 		return nil, "", domain.Invalid("image", "the multipart body has no boundary")
 	}
 	// The whole body is bounded too, so endless small fields stop as well.
-	limited := &countingReader{r: body, left: maxBytes + multipartOverhead}
+	limited := &countingReader{r: body, left: maxBytes + MultipartOverhead}
 	mr := multipart.NewReader(limited, boundary)
 	var (
 		raw      []byte
