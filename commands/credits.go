@@ -2,7 +2,6 @@ package commands
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/cgp-platform/cgp/domain"
@@ -46,24 +45,14 @@ func (h *Handler) ReserveCredits(ctx context.Context, cmd ReserveCredits, meta M
 		return Result{}, CreditBalance{}, err
 	}
 	now := h.now()
-	month := domain.CreditMonth(now)
-	var bal CreditBalance
-	res, err := executeAttempts(ctx, h, shop.ID, domain.CreditsStream(shop.ID, month), false, ledgerAttempts,
-		func() *domain.CreditLedger { return &domain.CreditLedger{} },
-		func(l *domain.CreditLedger) (decision, error) {
+	res, bal, err := h.appendLedger(ctx, shop.ID, domain.CreditMonth(now), budget, meta,
+		func(l *domain.CreditLedger) ([]domain.Event, error) {
 			ev, err := l.Reserve(shop.ID, cmd.OperationID, cmd.Kind, cmd.Credits, budget, now)
-			if err != nil {
-				return decision{}, err
+			if ev == nil || err != nil {
+				return nil, err
 			}
-			if ev != nil {
-				l.Apply(ev)
-			}
-			bal = balanceOf(l, month, budget)
-			if ev == nil {
-				return decision{}, nil
-			}
-			return decision{events: []domain.Event{ev}}, nil
-		}, meta)
+			return []domain.Event{ev}, nil
+		})
 	res.ID = cmd.OperationID
 	return res, bal, err
 }
@@ -93,12 +82,7 @@ func (h *Handler) ConsumeCredits(ctx context.Context, cmd ConsumeCredits, meta M
 	if err != nil {
 		return res, bal, err
 	}
-	for _, d := range domain.CreditThresholdAnomalies(cmd.ShopID, cmd.Month, bal.Used, bal.Budget) {
-		if _, _, err := h.RaiseAnomaly(ctx, RaiseAnomaly{Draft: d}, meta); err != nil {
-			return res, bal, fmt.Errorf("raise %s: %w", d.Kind, err)
-		}
-	}
-	return res, bal, nil
+	return res, bal, h.raiseCreditAnomalies(ctx, cmd.ShopID, cmd.Month, bal, meta)
 }
 
 // ReleaseCredits returns an operation's reservation after it failed.

@@ -26,21 +26,10 @@ func (h *Handler) RequestImageOperation(ctx context.Context, cmd RequestImageOpe
 		return Result{}, CreditBalance{}, err
 	}
 	now := h.now()
-	month := domain.CreditMonth(now)
-	var bal CreditBalance
-	res, err := executeAttempts(ctx, h, shop.ID, domain.CreditsStream(shop.ID, month), false, ledgerAttempts,
-		func() *domain.CreditLedger { return &domain.CreditLedger{} },
-		func(l *domain.CreditLedger) (decision, error) {
-			evs, err := l.RequestImageOperation(cmd.Request, budget, now)
-			if err != nil {
-				return decision{}, err
-			}
-			for _, ev := range evs {
-				l.Apply(ev)
-			}
-			bal = balanceOf(l, month, budget)
-			return decision{events: evs}, nil
-		}, meta)
+	res, bal, err := h.appendLedger(ctx, shop.ID, domain.CreditMonth(now), budget, meta,
+		func(l *domain.CreditLedger) ([]domain.Event, error) {
+			return l.RequestImageOperation(cmd.Request, budget, now)
+		})
 	res.ID = cmd.Request.OperationID
 	return res, bal, err
 }
@@ -101,12 +90,7 @@ func (h *Handler) SucceedImageOperation(ctx context.Context, cmd SucceedImageOpe
 	if err != nil {
 		return res, bal, err
 	}
-	for _, d := range domain.CreditThresholdAnomalies(ev.ShopID, ev.Month, bal.Used, bal.Budget) {
-		if _, _, err := h.RaiseAnomaly(ctx, RaiseAnomaly{Draft: d}, meta); err != nil {
-			return res, bal, fmt.Errorf("raise %s: %w", d.Kind, err)
-		}
-	}
-	return res, bal, nil
+	return res, bal, h.raiseCreditAnomalies(ctx, ev.ShopID, ev.Month, bal, meta)
 }
 
 // FailImageOperation records an operation's failure and releases its
@@ -136,11 +120,21 @@ func (h *Handler) settleLedger(ctx context.Context, shopID, month, operationID s
 		return Result{}, CreditBalance{}, err
 	}
 	now := h.now()
+	res, bal, err := h.appendLedger(ctx, shop.ID, month, budget, meta,
+		func(l *domain.CreditLedger) ([]domain.Event, error) { return decide(l, now) })
+	res.ID = operationID
+	return res, bal, err
+}
+
+// appendLedger appends what decide chooses to the ledger of a shop's month,
+// deciding again on a lost race, and returns the balance after it.
+func (h *Handler) appendLedger(ctx context.Context, shopID, month string, budget int, meta Meta,
+	decide func(*domain.CreditLedger) ([]domain.Event, error)) (Result, CreditBalance, error) {
 	var bal CreditBalance
-	res, err := executeAttempts(ctx, h, shop.ID, domain.CreditsStream(shop.ID, month), false, ledgerAttempts,
+	res, err := executeAttempts(ctx, h, shopID, domain.CreditsStream(shopID, month), false, ledgerAttempts,
 		func() *domain.CreditLedger { return &domain.CreditLedger{} },
 		func(l *domain.CreditLedger) (decision, error) {
-			evs, err := decide(l, now)
+			evs, err := decide(l)
 			if err != nil {
 				return decision{}, err
 			}
@@ -150,6 +144,16 @@ func (h *Handler) settleLedger(ctx context.Context, shopID, month, operationID s
 			bal = balanceOf(l, month, budget)
 			return decision{events: evs}, nil
 		}, meta)
-	res.ID = operationID
 	return res, bal, err
+}
+
+// raiseCreditAnomalies raises the 80 % and 100 % anomalies a month's use
+// calls for (domain.CreditThresholdAnomalies; deduped per month).
+func (h *Handler) raiseCreditAnomalies(ctx context.Context, shopID, month string, bal CreditBalance, meta Meta) error {
+	for _, d := range domain.CreditThresholdAnomalies(shopID, month, bal.Used, bal.Budget) {
+		if _, _, err := h.RaiseAnomaly(ctx, RaiseAnomaly{Draft: d}, meta); err != nil {
+			return fmt.Errorf("raise %s: %w", d.Kind, err)
+		}
+	}
+	return nil
 }
