@@ -21,6 +21,7 @@ import (
 
 	"github.com/cgp-platform/cgp/commands"
 	"github.com/cgp-platform/cgp/domain"
+	"github.com/cgp-platform/cgp/eventlog"
 	"github.com/cgp-platform/cgp/images/engine"
 	"github.com/cgp-platform/cgp/images/engine/bgremove"
 	"github.com/cgp-platform/cgp/images/engine/cutout"
@@ -86,7 +87,10 @@ func openImages(cfg Config, core *Core, a *App) (*Images, error) {
 		engines[domain.CreditKindBackgroundRemoval] = cut
 	}
 	im.Runner = runner.New(runner.Config{Queue: imageQueue{q: im.Queries}, Recorder: imageRecorder{cmds: core.Commands, store: st},
-		Store: st, Engines: engines, Workers: cfg.ImageWorkers, Logger: core.Logger})
+		Store: st, Engines: engines, Workers: cfg.ImageWorkers, Logger: core.Logger,
+		Settled: func(ctx context.Context, pos uint64) error {
+			return a.Runtime.WaitFor(ctx, eventlog.Position(pos), imageops.Name)
+		}})
 	return im, nil
 }
 
@@ -206,26 +210,30 @@ func (ir imageRecorder) Start(ctx context.Context, j runner.Job, engineName stri
 	return err
 }
 
-func (ir imageRecorder) Succeed(ctx context.Context, j runner.Job, out runner.Outcome) error {
-	_, _, err := ir.cmds.SucceedImageOperation(ctx, commands.SucceedImageOperation{Success: domain.ImageOperationSucceeded{
+func (ir imageRecorder) Succeed(ctx context.Context, j runner.Job, out runner.Outcome) (uint64, error) {
+	res, _, err := ir.cmds.SucceedImageOperation(ctx, commands.SucceedImageOperation{Success: domain.ImageOperationSucceeded{
 		ShopID: j.ShopID, OperationID: j.ID, Month: j.Month, Engine: out.Engine, Result: out.Result, Metadata: out.Metadata,
 		RunMillis: out.RunMillis}}, imageMeta(j))
-	return ir.settled(ctx, j, err)
+	return res.Position, ir.settled(ctx, j, err)
 }
 
-func (ir imageRecorder) Fail(ctx context.Context, j runner.Job, code, reason string) error {
-	_, _, err := ir.cmds.FailImageOperation(ctx, commands.FailImageOperation{Failure: domain.ImageOperationFailed{
+func (ir imageRecorder) Fail(ctx context.Context, j runner.Job, code, reason string) (uint64, error) {
+	res, _, err := ir.cmds.FailImageOperation(ctx, commands.FailImageOperation{Failure: domain.ImageOperationFailed{
 		ShopID: j.ShopID, OperationID: j.ID, Month: j.Month, Code: code, Reason: reason}}, imageMeta(j))
-	return ir.settled(ctx, j, err)
+	return res.Position, ir.settled(ctx, j, err)
 }
 
-// settled handles an outcome's recording: a shop erased meanwhile (not
-// found) takes the operation's blobs with it.
+// settled handles an outcome's recording: an operation settled the other
+// way before (conflict) has its outcome, and nothing more is tried; a shop
+// erased meanwhile (not found) takes the operation's blobs with it.
 func (ir imageRecorder) settled(ctx context.Context, j runner.Job, err error) error {
-	if domain.ErrorCode(err) != domain.CodeNotFound {
-		return err
+	switch domain.ErrorCode(err) {
+	case domain.CodeConflict:
+		return nil
+	case domain.CodeNotFound:
+		return errors.Join(ir.store.Delete(ctx, j.ShopID, runner.ResultKey(j.ID)), ir.store.Delete(ctx, j.ShopID, runner.InputKey(j.ID)))
 	}
-	return errors.Join(ir.store.Delete(ctx, j.ShopID, runner.ResultKey(j.ID)), ir.store.Delete(ctx, j.ShopID, runner.InputKey(j.ID)))
+	return err
 }
 
 // mountImages registers the image operations and their reads.

@@ -144,7 +144,19 @@ func once(o options, photo, tex []byte) (result, error) {
 	// The per-token rate limit is lifted (the saturated phase polls every
 	// operation), and the daily decision-intelligence run is off: neither
 	// is what this measures.
-	srv, err := benchkit.Start(o.bin, dir, "--onnxruntime-lib", o.ortLib, "--bgremove-model", o.model,
+	var logged sync.Mutex
+	var errorLogs []string
+	onLine := func(line []byte) {
+		var m struct{ Level, Message, Error string }
+		if json.Unmarshal(line, &m) == nil && m.Level == "error" {
+			logged.Lock()
+			if len(errorLogs) < 5 {
+				errorLogs = append(errorLogs, m.Message+": "+m.Error)
+			}
+			logged.Unlock()
+		}
+	}
+	srv, err := benchkit.StartWatching(o.bin, dir, onLine, "--onnxruntime-lib", o.ortLib, "--bgremove-model", o.model,
 		"--image-workers", strconv.Itoa(o.workers), "--rate-limit-enterprise", "10000000", "--di-daily-at", "off")
 	if err != nil {
 		return r, err
@@ -275,6 +287,11 @@ func once(o options, photo, tex []byte) (result, error) {
 	}
 	r.finalHWM, _ = vmHWM(srv.Pid())
 	r.errorLines = srv.ErrorLines.Load()
+	logged.Lock()
+	for _, l := range errorLogs {
+		fmt.Printf("  server error log: %s\n", l)
+	}
+	logged.Unlock()
 	return r, nil
 }
 

@@ -576,6 +576,24 @@ func TestImageCreditsAndAccess(t *testing.T) {
 	if list.status != 200 || len(items) != 10 {
 		t.Fatalf("list: %d, %d items", list.status, len(items))
 	}
+	// Each operation ran once: a worker keeps an operation until the
+	// queue shows its outcome, so none is taken up a second time.
+	// The log counts the attempts (the read model stops counting at the
+	// outcome).
+	core, err := OpenCore(context.Background(), testConfig(dir), newLogger(&Config{LogLevel: "error"}, &syncBuffer{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range items {
+		id := it.(map[string]any)["id"].(string)
+		if n, err := core.Commands.ImageAttempts(context.Background(), id); err != nil || n != 1 {
+			t.Errorf("operation %s ran %d times (%v)", id, n, err)
+		}
+	}
+	core.Close()
+	if strings.Contains(s.logs.String(), "recording the attempt failed") {
+		t.Errorf("an outcome could not be recorded:\n%s", s.logs.String())
+	}
 	id := items[0].(map[string]any)["id"].(string)
 	reader := cli(t, dir, "image-keys", "mint", "--shop", tn.shopID)["token"].(string) // usage:read, images:read
 	if g := s.get(t, "/api/v1/images/"+id, "", "X-API-Key", reader); g.status != 200 {

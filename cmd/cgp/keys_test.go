@@ -42,8 +42,11 @@ func TestRouteScopeWalk(t *testing.T) {
 	for path, item := range doc.Paths.Map() {
 		for method, op := range item.Operations() {
 			required, _ := op.Extensions["x-required-scope"].(string)
-			if required == "" {
+			if required == "" || op.Security == nil || len(*op.Security) == 0 {
 				continue
+			}
+			if _, bearer := (*op.Security)[0]["bearerToken"]; !bearer {
+				continue // image-API key operations: TestImageCreditsAndAccess walks their scopes
 			}
 			walked++
 			url := s.base + strings.NewReplacer("{customer_id}", customerID, "{id}", "tok_doesnotexist").Replace(path)

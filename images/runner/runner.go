@@ -80,10 +80,11 @@ type Recorder interface {
 	Attempts(ctx context.Context, job Job) (int, error)
 	// Start records an attempt with engine.
 	Start(ctx context.Context, job Job, engine string) error
-	// Succeed records the result and consumes the credits.
-	Succeed(ctx context.Context, job Job, out Outcome) error
-	// Fail records the failure and releases the credits.
-	Fail(ctx context.Context, job Job, code, reason string) error
+	// Succeed records the result and consumes the credits; Fail records
+	// the failure and releases the credits. Each returns the log position
+	// of what it appended (0 when the outcome was recorded before).
+	Succeed(ctx context.Context, job Job, out Outcome) (uint64, error)
+	Fail(ctx context.Context, job Job, code, reason string) (uint64, error)
 }
 
 // Config configures a Runner.
@@ -94,6 +95,10 @@ type Config struct {
 	// Engines by operation kind (domain.CreditKind…). A kind without an
 	// engine fails with engine_unavailable.
 	Engines map[string]engine.Engine
+	// Settled waits until the queue shows what the log holds up to a
+	// position: a worker keeps an operation until the queue shows its
+	// outcome, so that it never takes it up again (nil: no wait).
+	Settled func(ctx context.Context, position uint64) error
 	Workers int
 	// Timeout bounds one attempt.
 	Timeout time.Duration
@@ -209,8 +214,9 @@ func (r *Runner) run(ctx context.Context, j Job, log zerolog.Logger) error {
 		return err
 	}
 	if n >= MaxAttempts {
-		return r.cfg.Recorder.Fail(ctx, j, domain.ImageFailAttempts,
+		pos, err := r.cfg.Recorder.Fail(ctx, j, domain.ImageFailAttempts,
 			fmt.Sprintf("%d attempts ended without an outcome", n))
+		return r.settled(ctx, pos, err, log)
 	}
 	if err := r.cfg.Recorder.Start(ctx, j, name); err != nil {
 		return err
@@ -226,14 +232,35 @@ func (r *Runner) run(ctx context.Context, j Job, log zerolog.Logger) error {
 			log.Error().Err(err).Msg("image operation failed")
 			f = &failure{code: domain.ImageFailEngine, reason: "the engine failed to process the picture"}
 		}
-		return r.cfg.Recorder.Fail(ctx, j, f.code, f.reason)
+		pos, err := r.cfg.Recorder.Fail(ctx, j, f.code, f.reason)
+		return r.settled(ctx, pos, err, log)
 	}
 	out.RunMillis = r.cfg.Now().Sub(began).Milliseconds()
-	if err := r.cfg.Recorder.Succeed(ctx, j, out); err != nil {
+	pos, err := r.cfg.Recorder.Succeed(ctx, j, out)
+	if err != nil {
 		return err
 	}
 	if err := r.cfg.Store.Delete(ctx, j.ShopID, InputKey(j.ID)); err != nil {
 		log.Warn().Err(err).Msg("image operation: removing its input failed; the retention sweep will")
+	}
+	return r.settled(ctx, pos, nil, log)
+}
+
+// SettleTimeout bounds a worker's wait for the queue to show an outcome.
+const SettleTimeout = time.Minute
+
+// settled waits, after an outcome was recorded at pos, until the queue
+// shows it (so the operation is not taken up again); a wait that times out
+// is logged, and the second attempt it may cause finds the outcome
+// recorded.
+func (r *Runner) settled(ctx context.Context, pos uint64, err error, log zerolog.Logger) error {
+	if err != nil || pos == 0 || r.cfg.Settled == nil {
+		return err
+	}
+	wctx, cancel := context.WithTimeout(ctx, SettleTimeout)
+	defer cancel()
+	if err := r.cfg.Settled(wctx, pos); err != nil && ctx.Err() == nil {
+		log.Warn().Err(err).Msg("image operation: its outcome is not in the queue's read model yet")
 	}
 	return nil
 }
