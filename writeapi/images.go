@@ -30,8 +30,10 @@ const (
 	HeaderCreditsRemaining = "X-Credits-Remaining"
 )
 
-// MaxImageWait bounds Prefer: wait on an image operation.
-const MaxImageWait = 60 * time.Second
+// MaxImageWait bounds Prefer: wait on an image operation: with the upload
+// it must fit in the server's 60 s write timeout, which runs from the end
+// of the request's headers.
+const MaxImageWait = 30 * time.Second
 
 // ImagesConfig configures the image operations' writes.
 type ImagesConfig struct {

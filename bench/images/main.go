@@ -4,7 +4,7 @@
 // and an image-API key, and then
 //
 //  1. removes the background of a synthetic 1024×1024 product photo (PNG),
-//     one request at a time with Prefer: wait=60, N times (after one
+//     one request at a time with Prefer: wait=30, N times (after one
 //     warm-up request that loads the session, not counted): the latency
 //     per request as the client sees it (p50, p99) and the engine's run_ms
 //     the server reports (median);
@@ -16,7 +16,7 @@
 //     pool saturated (M / elapsed minutes, from the first submission to
 //     the last finish seen);
 //  4. upscales a synthetic 1000×1000 texture (PNG) ×2 and ×4, one request
-//     at a time with Prefer: wait=60, N times each: p50 over HTTP and the
+//     at a time with Prefer: wait=30, N times each: p50 over HTTP and the
 //     engine's run_ms (median).
 //
 // Each run starts its own server; with more than one run, the figures are
@@ -384,12 +384,12 @@ func (b *bench) do(req *http.Request) (int, []byte, error) {
 	return resp.StatusCode, body, err
 }
 
-// waited submits a picture with Prefer: wait=60 and, should it still run
+// waited submits a picture with Prefer: wait=30 and, should it still run
 // then, polls it every 100 ms until it finished; it must succeed. The
 // run_ms is read from the operation once finished (a GET when the answer
 // did not carry it).
 func (b *bench) waited(path string, pic []byte) (operation, error) {
-	_, op, err := b.post(path, pic, 60)
+	_, op, err := b.post(path, pic, 30)
 	if err != nil {
 		return op, err
 	}

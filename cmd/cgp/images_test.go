@@ -261,7 +261,7 @@ func TestUpscaleOverHTTP(t *testing.T) {
 			t.Fatalf("upscale x%d: %d %s", scale, r.status, r.body)
 		}
 		wantCost := map[int]string{2: "1", 4: "2"}[scale]
-		if r.header.Get("X-Credits-Charged") != wantCost || r.header.Get("Preference-Applied") != "wait=60" {
+		if r.header.Get("X-Credits-Charged") != wantCost || r.header.Get("Preference-Applied") != "wait=30" {
 			t.Fatalf("upscale x%d headers %v", scale, r.header)
 		}
 		id := opID(t, r)
