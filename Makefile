@@ -58,7 +58,7 @@ vet:
 # when CGP_ESDB_URL / CGP_CLICKHOUSE_URL are set. `models` comes first: the
 # background-removal tests run the real model.
 test: fmt-check vet models
-	$(GO) test -race -count=1 -timeout 15m $(PKGS)
+	$(GO) test -race -count=1 -timeout 25m $(PKGS)
 
 test-short:
 	$(GO) test -count=1 -short $(PKGS)
