@@ -120,9 +120,11 @@ func Modules() []Module {
 	return []Module{{
 		Name:       "tenancy",
 		Projectors: func(d Deps) []projections.Projector { return one(tenancy.Projector(d.Codec, d.TenancyChanged)) },
-		Routes:     []Route{{"writeapi.APIKeys", mountAPIKeys}, {"readapi.Usage", mountUsage}},
-		Jobs:       []BackgroundJob{{"token_last_use", tokenLastUseJob}, {"retention", retentionJob}},
-		Commands:   []string{"accounts", "shops", "tokens", "public-keys", "image-keys", "shops retention", "shops reinstall", "shops credits"},
+		Routes: []Route{{"writeapi.APIKeys", mountAPIKeys}, {"readapi.Usage", mountUsage},
+			{"readapi.Storefront, writeapi.Storefront", mountStorefront}},
+		Jobs: []BackgroundJob{{"token_last_use", tokenLastUseJob}, {"retention", retentionJob}},
+		Commands: []string{"accounts", "shops", "tokens", "public-keys", "image-keys", "shops retention", "shops reinstall", "shops credits",
+			"shops origins"},
 	}, {
 		Name:       "customers",
 		Projectors: func(d Deps) []projections.Projector { return one(customers.Projector(d.Codec, nil)) },

@@ -42,6 +42,13 @@ func mountAPIKeys(a *App, r *mux.Router, idem Middleware) {
 	writeapi.NewAPIKeys(a.Commands, a.Auth, idem, Directory{Q: a.Tenancy}, time.Now).Routes(r)
 }
 
+// mountStorefront registers the shop's storefront access settings: its
+// CORS allow-list and its public keys.
+func mountStorefront(a *App, r *mux.Router, idem Middleware) {
+	readapi.NewStorefront(a.Tenancy, a.Auth, a.Runtime).Routes(r)
+	writeapi.NewStorefront(a.Commands, a.Auth, idem, time.Now).Routes(r)
+}
+
 // mountUsage registers the usage endpoint of the image-operations keys.
 func mountUsage(a *App, r *mux.Router, _ Middleware) {
 	readapi.NewUsage(readapi.UsageConfig{Auth: a.Auth, Keys: ImageKeys{Q: a.Tenancy}, Uses: a.LastUse, Plans: Directory{Q: a.Tenancy},

@@ -137,14 +137,24 @@ func (a *Authenticator) Invalidate() {
 	a.mu.Unlock()
 }
 
-// Revoke makes a token hash fail at once in this process, before the read
-// model reflects the rotation or revocation that was just committed.
+// Revoke makes a credential hash (an admin token's or a public key's)
+// fail at once in this process, before the read model reflects the
+// rotation or revocation that was just committed.
 func (a *Authenticator) Revoke(hash string) {
 	a.mu.Lock()
 	a.revoked[hash] = a.cfg.Now().Add(10 * time.Minute)
 	delete(a.cache, hash)
 	a.gen++
 	a.mu.Unlock()
+}
+
+// revokedHere reports whether hash was revoked in this process (Revoke)
+// and the read model may not reflect it yet.
+func (a *Authenticator) revokedHere(hash string) bool {
+	a.mu.RLock()
+	_, revoked := a.revoked[hash]
+	a.mu.RUnlock()
+	return revoked
 }
 
 func (a *Authenticator) lookup(ctx context.Context, hash string) (*Token, error) {

@@ -3,7 +3,6 @@ package auth
 import (
 	"context"
 	"net/http"
-	"strings"
 
 	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/httpapi"
@@ -67,7 +66,11 @@ func (a *Authenticator) admitPublic(w http.ResponseWriter, r *http.Request, shop
 		if _, ok := domain.ParseCredential(domain.PublicKeyPrefix, raw); !ok {
 			return "", a.failed(r, httpapi.InvalidToken())
 		}
-		shop, err := FindFresh(r.Context(), a, func() (string, error) { return shops.PublicKeyShop(r.Context(), domain.HashToken(raw)) })
+		hash := domain.HashToken(raw)
+		if a.revokedHere(hash) {
+			return "", a.failed(r, httpapi.InvalidToken()) // rotated or revoked on this server, not yet projected
+		}
+		shop, err := FindFresh(r.Context(), a, func() (string, error) { return shops.PublicKeyShop(r.Context(), hash) })
 		if domain.ErrorCode(err) == domain.CodeNotFound {
 			return "", a.failed(r, httpapi.InvalidToken())
 		}
@@ -87,19 +90,24 @@ func (a *Authenticator) admitPublic(w http.ResponseWriter, r *http.Request, shop
 	if host == "" {
 		return "", originRefused()
 	}
-	var allowed []string
-	shop, err := FindFresh(r.Context(), a, func() (s string, err error) {
-		s, allowed, err = shops.ShopCORS(r.Context(), d)
-		return s, err
+	// An origin not (yet) on the list is looked up once more after the
+	// tenancy read model caught up, so an origin added an instant ago
+	// is admitted on its first request.
+	shop, err := FindFresh(r.Context(), a, func() (string, error) {
+		s, allowed, err := shops.ShopCORS(r.Context(), d)
+		if err != nil {
+			return "", err
+		}
+		if host != domain.NormalizeDomain(d) && !contains(allowed, host) {
+			return "", domain.NotFound("allowed origin")
+		}
+		return s, nil
 	})
 	if domain.ErrorCode(err) == domain.CodeNotFound {
 		return "", originRefused() // do not reveal which shops exist
 	}
 	if err != nil {
 		return "", err
-	}
-	if host != domain.NormalizeDomain(d) && !contains(allowed, host) {
-		return "", originRefused()
 	}
 	allowOrigin(w, origin)
 	return shop, nil
@@ -114,11 +122,18 @@ func (a *Authenticator) Preflight(shops PublicShops, methods string) http.Handle
 		host := originHost(origin)
 		ok := false
 		if host != "" {
-			var err error
-			if ok, err = shops.OriginAllowed(r.Context(), host); err != nil {
+			_, err := FindFresh(r.Context(), a, func() (bool, error) {
+				allowed, err := shops.OriginAllowed(r.Context(), host)
+				if err == nil && !allowed {
+					err = domain.NotFound("allowed origin")
+				}
+				return allowed, err
+			})
+			if err != nil && domain.ErrorCode(err) != domain.CodeNotFound {
 				httpapi.WriteError(w, r, err)
 				return
 			}
+			ok = err == nil
 		}
 		if !ok {
 			httpapi.WriteError(w, r, originRefused())
@@ -143,36 +158,10 @@ func allowOrigin(w http.ResponseWriter, origin string) {
 }
 
 // originHost returns the lowercased host of an Origin header that may be
-// admitted, "" otherwise. Only an https origin is admitted (a page served
-// over plain http can be altered on the way), written as the Fetch
-// standard serializes one: "https://" and a host, with no user
-// information, path, query or fragment. An explicit ":443" is the
-// default port of https, so the same origin, and is admitted; any other
-// port is another origin and is refused. The host is then compared
-// exactly with the shop's domain and its allow-list.
-func originHost(origin string) string {
-	if len(origin) > 300 {
-		return ""
-	}
-	rest, ok := strings.CutPrefix(origin, "https://")
-	if !ok {
-		return ""
-	}
-	host, port, hasPort := strings.Cut(rest, ":")
-	if hasPort && port != "443" {
-		return ""
-	}
-	if host == "" || host[0] == '.' || host[0] == '-' || strings.HasSuffix(host, ".") {
-		return ""
-	}
-	for i := 0; i < len(host); i++ {
-		c := host[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '-') {
-			return "" // user information, a path, a query, an IPv6 literal, an escape
-		}
-	}
-	return strings.ToLower(host)
-}
+// admitted, "" otherwise: the public surface's one origin rule,
+// domain.OriginHost (https, a bare host, no port but 443), shared with
+// the allow-list's additions.
+func originHost(origin string) string { return domain.OriginHost(origin) }
 
 func contains(list []string, s string) bool {
 	for _, x := range list {

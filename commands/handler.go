@@ -19,6 +19,8 @@ import (
 //   - CreateAccount, CreateShop (tenancy, create_tenancy.go)
 //   - IssueToken, IssueMasterToken, RotateToken, RevokeToken, ChangeShopPlan, IssuePublicKey,
 //     MintImageKey, ImportImageKey (credentials, tokens.go)
+//   - AllowOrigin, RemoveOrigin, RotatePublicKey, RevokePublicKey (the
+//     storefront's allow-list and public keys, storefront_access.go)
 //   - RecordCustomer (commerce platform customer snapshot, record_customer.go)
 //   - SetCustomerTags (admin API, set_customer_tags.go)
 //   - RecordOrder, RecordRefund, RecordProduct, DeleteProduct,

@@ -164,8 +164,9 @@ func (h *Handler) IssuePublicKey(ctx context.Context, cmd IssuePublicKey, meta M
 		return IssuedToken{}, err
 	}
 	id := domain.NewID(domain.PrefixPublicKey)
-	ev := &domain.PublicKeyIssued{KeyID: id, ShopID: shop.ID, Environment: cmd.Environment, Hash: domain.HashToken(raw), CreatedAt: h.now().UTC()}
-	res, err := h.appendNew(ctx, shop.ID, "publickey-"+id, ev, meta)
+	ev := &domain.PublicKeyIssued{KeyID: id, ShopID: shop.ID, Environment: cmd.Environment, Hash: domain.HashToken(raw),
+		Last4: domain.CredentialLast4(raw), CreatedAt: h.now().UTC()}
+	res, err := h.appendNew(ctx, shop.ID, domain.PublicKeyStream(id), ev, meta)
 	res.ID = id
 	return IssuedToken{Result: res, Token: raw}, err
 }

@@ -95,15 +95,27 @@ func (ShopPlanChanged) EventType() string { return "ShopPlanChanged" }
 
 // PublicKeyIssued: a storefront key (pk_…) for headless storefronts.
 type PublicKeyIssued struct {
-	KeyID       string    `json:"key_id"`
-	ShopID      string    `json:"shop_id"`
-	Environment string    `json:"environment"`
-	Hash        string    `json:"hash"`
-	CreatedAt   time.Time `json:"created_at"`
+	KeyID       string `json:"key_id"`
+	ShopID      string `json:"shop_id"`
+	Environment string `json:"environment"`
+	Hash        string `json:"hash"`
+	// Last4 are the key's last four characters, to tell keys apart in a
+	// list (never the key); empty for keys issued before it was kept.
+	Last4     string    `json:"last4,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
 }
 
 // EventType implements Event.
 func (PublicKeyIssued) EventType() string { return "PublicKeyIssued" }
+
+// CredentialLast4 returns the last four characters of a raw credential,
+// the hint lists show to tell keys apart.
+func CredentialLast4(raw string) string {
+	if len(raw) < 4 {
+		return ""
+	}
+	return raw[len(raw)-4:]
+}
 
 // ImageKeyIssued: an image-operations API key (X-API-Key). Scopes holds
 // the stored scope state exactly (see ImageScopes).

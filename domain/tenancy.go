@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"net/mail"
+	"slices"
 	"strings"
 	"time"
 )
@@ -98,10 +99,13 @@ type Shop struct {
 	UninstalledAt, RetentionDueAt time.Time
 	// Erased: ShopErased was recorded; Exists is false from then on.
 	Erased bool
+	// allowed is the CORS allow-list (hosts), see AllowedOrigins.
+	allowed []string
 }
 
 // Apply folds an event into the shop.
 func (s *Shop) Apply(e Event) {
+	s.applyOrigins(e)
 	switch ev := e.(type) {
 	case *ShopCreated:
 		s.ID, s.AccountID, s.Domain, s.Plan, s.WebhookSecret, s.Exists = ev.ShopID, ev.AccountID, ev.Domain, ev.Plan, ev.WebhookSecret, true
@@ -160,11 +164,26 @@ func CreateShop(account *Account, in NewShop, now time.Time) (*ShopCreated, erro
 	}
 	cors := make([]string, 0, len(in.CORSAllowList))
 	for _, d := range in.CORSAllowList {
+		if strings.Contains(d, "://") {
+			// Written as an origin: the allow-list's origin rule
+			// (ParseAllowedOrigin), so http:// or a path is refused,
+			// not stripped.
+			host, err := ParseAllowedOrigin("cors_allow_list", d)
+			if err != nil {
+				return nil, err
+			}
+			d = host
+		}
 		d = NormalizeDomain(d)
 		if !ValidDomain(d) {
 			return nil, Invalid("cors_allow_list", "not a valid domain")
 		}
-		cors = append(cors, d)
+		if !slices.Contains(cors, d) {
+			cors = append(cors, d)
+		}
+	}
+	if len(cors) > MaxAllowedOrigins {
+		return nil, Invalid("cors_allow_list", "the allow-list holds at most %d origins", MaxAllowedOrigins)
 	}
 	return &ShopCreated{
 		ShopID: in.ID, AccountID: account.ID, Domain: domain, Plan: p,

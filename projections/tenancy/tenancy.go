@@ -78,7 +78,7 @@ CREATE TABLE erased_shops (
 	shop_id   TEXT PRIMARY KEY,
 	erased_at INTEGER NOT NULL
 );
-`}, {Version: 6, SQL: creditsSQL}}
+`}, {Version: 6, SQL: creditsSQL}, {Version: 7, SQL: storefrontSQL}}
 
 // SecretLabel binds the sealed webhook secret of shops.webhook_secret
 // (envelope.Codec.SealSecret): Shop.WebhookSecret is sealed, and the
@@ -173,8 +173,8 @@ var cases = projections.NewTxCases(append([]projections.TxCase{
 		return err
 	}),
 	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.PublicKeyIssued, _ *projections.DecodedEvent) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO public_keys (key_id, shop_id, hash, environment, created_at) VALUES (?, ?, ?, ?, ?)
-			ON CONFLICT (key_id) DO NOTHING`, ev.KeyID, ev.ShopID, ev.Hash, ev.Environment, ev.CreatedAt.UnixMicro())
+		_, err := tx.ExecContext(ctx, `INSERT INTO public_keys (key_id, shop_id, hash, environment, last4, created_at) VALUES (?, ?, ?, ?, ?, ?)
+			ON CONFLICT (key_id) DO NOTHING`, ev.KeyID, ev.ShopID, ev.Hash, ev.Environment, ev.Last4, ev.CreatedAt.UnixMicro())
 		return err
 	}),
 	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.ImageKeyIssued, _ *projections.DecodedEvent) error {
@@ -187,7 +187,7 @@ var cases = projections.NewTxCases(append([]projections.TxCase{
 			ON CONFLICT (key_id) DO NOTHING`, ev.KeyID, ev.ShopID, ev.Hash, scopes, ev.Imported, ev.CreatedAt.UnixMicro())
 		return err
 	}),
-}, creditCases()...)...)
+}, append(creditCases(), storefrontCases()...)...)...)
 
 // Shop is a shop as authentication and the receivers need it.
 type Shop struct {
@@ -276,10 +276,12 @@ type PublicKey struct {
 	ID, ShopID, Hash string
 }
 
-// PublicKeyByHash returns the public key whose SHA-256 is hash.
+// PublicKeyByHash returns the public key whose SHA-256 is hash (a
+// revoked key, or the old secret of a rotated one, is not found).
 func (q *Queries) PublicKeyByHash(ctx context.Context, hash string) (*PublicKey, error) {
 	var k PublicKey
-	err := q.db.QueryRowContext(ctx, `SELECT key_id, shop_id, hash FROM public_keys WHERE hash = ?`, hash).Scan(&k.ID, &k.ShopID, &k.Hash)
+	err := q.db.QueryRowContext(ctx, `SELECT key_id, shop_id, hash FROM public_keys WHERE hash = ? AND revoked_at = 0`, hash).
+		Scan(&k.ID, &k.ShopID, &k.Hash)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, domain.NotFound("public key")
 	}
