@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gorilla/mux"
 
@@ -119,10 +120,17 @@ func (m *Images) checkOptions(kind string, img *input.Image) error {
 }
 
 func clipField(s string) string {
-	if len(s) > 64 {
-		return s[:64]
+	if s == "" {
+		return "option"
 	}
-	return s
+	if len(s) <= 64 {
+		return s
+	}
+	s = s[:64]
+	for !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s + "…"
 }
 
 func (m *Images) handle(w http.ResponseWriter, r *http.Request, kind string) {

@@ -356,6 +356,9 @@ func queryOptions(u *url.URL) (map[string]string, error) {
 }
 
 func addOption(opts map[string]string, name, value string) error {
+	if name == "" {
+		return domain.Invalid("option", "an option has no name")
+	}
 	if _, dup := opts[name]; dup {
 		return domain.Invalid(clip(name), "must be given once")
 	}

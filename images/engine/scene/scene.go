@@ -81,6 +81,9 @@ func CheckOptions(opts map[string]string, provider bool) error {
 }
 
 func clip(s string) string {
+	if s == "" {
+		return "option"
+	}
 	if len(s) <= 64 {
 		return s
 	}
