@@ -29,7 +29,9 @@ const (
 )
 
 // ReviewStatuses lists the statuses of a review.
-func ReviewStatuses() []string { return []string{ReviewStatusPending, ReviewStatusPublished, ReviewStatusRejected} }
+func ReviewStatuses() []string {
+	return []string{ReviewStatusPending, ReviewStatusPublished, ReviewStatusRejected}
+}
 
 // Review limits, in characters after the markup and links are stripped.
 const (
