@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/cgp-platform/cgp/domain"
+	"github.com/cgp-platform/cgp/eventlog"
 )
 
 // SubmitReview records a storefront review of a product by a buyer; the
@@ -49,5 +50,23 @@ func (h *Handler) ModerateReview(ctx context.Context, cmd ModerateReview, meta M
 			return decision{events: []domain.Event{ev}}, nil
 		}, meta)
 	res.ID = cmd.ReviewID
+	return res, err
+}
+
+// SetReviewRule sets a shop's auto-publish rule of reviews.
+type SetReviewRule struct {
+	ShopID string
+	Rule   domain.ReviewRule
+}
+
+// SetReviewRule runs the command: one event on the shop's review-settings
+// stream.
+func (h *Handler) SetReviewRule(ctx context.Context, cmd SetReviewRule, meta Meta) (Result, error) {
+	ev, err := domain.SetReviewRule(cmd.ShopID, cmd.Rule, h.now())
+	if err != nil {
+		return Result{}, err
+	}
+	res, err := h.appendOne(ctx, cmd.ShopID, domain.ReviewSettingsStream(cmd.ShopID), eventlog.Any(), newEventID(), ev, h.now(), meta)
+	res.ID = cmd.ShopID
 	return res, err
 }

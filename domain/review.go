@@ -43,14 +43,47 @@ const (
 	MaxReviewReply  = 5000
 )
 
-// AutoPublishMinRating is the default auto-publish rule: a verified review
-// rated at least this is published at once; every other review waits for
-// moderation.
-const AutoPublishMinRating = 4
+// ReviewRule is a shop's auto-publish rule: when Enabled, a review rated
+// at least MinRating (and verified, when RequireVerified) is published at
+// once; every other review waits for moderation.
+type ReviewRule struct {
+	Enabled         bool `json:"enabled"`
+	RequireVerified bool `json:"require_verified"`
+	MinRating       int  `json:"min_rating"`
+}
 
-// AutoPublished is the default auto-publish rule: a verified review rated
-// at least AutoPublishMinRating.
-func AutoPublished(verified bool, rating int) bool { return verified && rating >= AutoPublishMinRating }
+// DefaultReviewRule is the rule of a shop that never set one: verified and
+// rated 4 or 5.
+func DefaultReviewRule() ReviewRule {
+	return ReviewRule{Enabled: true, RequireVerified: true, MinRating: 4}
+}
+
+// Publishes reports whether the rule publishes a review at once.
+func (r ReviewRule) Publishes(verified bool, rating int) bool {
+	return r.Enabled && (verified || !r.RequireVerified) && rating >= r.MinRating
+}
+
+// ReviewSettingsStream is the stream of a shop's review settings.
+func ReviewSettingsStream(shopID string) string { return "reviewsettings-" + shopID }
+
+// ReviewRuleSet: the shop's auto-publish rule changed.
+type ReviewRuleSet struct {
+	ShopID string `json:"shop_id"`
+	ReviewRule
+	SetAt time.Time `json:"set_at"`
+}
+
+// EventType implements Event.
+func (ReviewRuleSet) EventType() string { return "ReviewRuleSet" }
+
+// SetReviewRule decides a shop's new auto-publish rule (min_rating 1 to
+// 5).
+func SetReviewRule(shopID string, rule ReviewRule, now time.Time) (*ReviewRuleSet, error) {
+	if rule.MinRating < 1 || rule.MinRating > 5 {
+		return nil, Invalid("min_rating", "min_rating is an integer from 1 to 5")
+	}
+	return &ReviewRuleSet{ShopID: shopID, ReviewRule: rule, SetAt: now.UTC()}, nil
+}
 
 // ReviewID derives the review of a customer of a shop for a product.
 func ReviewID(shopID, customerID, productID string) string {
@@ -66,6 +99,7 @@ func reviewEvents() []EventSpec {
 		{Name: "ReviewPublished", Version: 1, New: func() Event { return &ReviewPublished{} }},
 		{Name: "ReviewRejected", Version: 1, New: func() Event { return &ReviewRejected{} }},
 		{Name: "ReviewReplied", Version: 1, New: func() Event { return &ReviewReplied{} }},
+		{Name: "ReviewRuleSet", Version: 1, New: func() Event { return &ReviewRuleSet{} }},
 	}
 }
 
@@ -162,10 +196,16 @@ type ReviewDraft struct {
 	// the product ("" when none: the review is not verified).
 	VerifyingOrderID string
 	// Proof is how the customer was identified: review_token or order.
-	Proof                                string
+	Proof string
+	// Rule is the shop's auto-publish rule (nil: DefaultReviewRule).
+	Rule                                 *ReviewRule
 	Rating                               int
 	Title, Body, AuthorName, AuthorEmail string
 }
+
+// ReviewRuleAuto is the Rule of a review published by the shop's
+// auto-publish rule.
+const ReviewRuleAuto = "auto_publish"
 
 // Review proofs.
 const (
@@ -175,10 +215,10 @@ const (
 
 // SubmitReview decides a new review: it strips markup and links from the
 // texts, checks every limit (the first failing field in the order of the
-// form is reported), then refuses a second review of
-// the product by the customer (conflict), and publishes it at once under
-// the default auto-publish rule (verified and rated at least
-// AutoPublishMinRating).
+// form is reported), then refuses a second review of the product by the
+// customer (conflict), and publishes it at once when the shop's
+// auto-publish rule says so (d.Rule; by default verified and rated at
+// least 4).
 func SubmitReview(r *Review, d ReviewDraft, now time.Time) ([]Event, error) {
 	if d.CustomerID == "" || d.ProductID == "" {
 		return nil, Invalid("product_id", "the review needs a product and a buyer")
@@ -208,8 +248,12 @@ func SubmitReview(r *Review, d ReviewDraft, now time.Time) ([]Event, error) {
 		ProductID: d.ProductID, OrderID: d.VerifyingOrderID, Verified: d.VerifyingOrderID != "", Proof: d.Proof, Rating: d.Rating,
 		Title: title, Body: body, AuthorName: name, AuthorEmail: email, SubmittedAt: now.UTC()}
 	out := []Event{ev}
-	if AutoPublished(ev.Verified, ev.Rating) {
-		out = append(out, &ReviewPublished{ReviewID: ev.ReviewID, ShopID: ev.ShopID, Rule: "verified_min_rating_4", PublishedAt: now.UTC()})
+	rule := DefaultReviewRule()
+	if d.Rule != nil {
+		rule = *d.Rule
+	}
+	if rule.Publishes(ev.Verified, ev.Rating) {
+		out = append(out, &ReviewPublished{ReviewID: ev.ReviewID, ShopID: ev.ShopID, Rule: ReviewRuleAuto, PublishedAt: now.UTC()})
 	}
 	return out, nil
 }

@@ -46,6 +46,8 @@ func (v *Reviews) Routes(r *mux.Router) {
 		return httpapi.Beta(httpapi.Compressed(v.auth.Require(domain.ScopeProductsRead, h)))
 	}
 	r.Handle("/api/v1/reviews", read(v.handleList)).Methods(http.MethodGet)
+	// Before /api/v1/reviews/{id}: "settings" is no review id.
+	r.Handle("/api/v1/reviews/settings", read(v.handleSettings)).Methods(http.MethodGet)
 	r.Handle("/api/v1/reviews/{id}", read(v.handleGet)).Methods(http.MethodGet)
 }
 
@@ -106,4 +108,36 @@ func ReviewResource(v *reviews.Review) httpapi.Resource {
 		a.RejectionReason = optional(v.Reason)
 	}
 	return httpapi.Resource{ID: v.ID, Type: "review", Attributes: a}
+}
+
+func (v *Reviews) handleSettings(w http.ResponseWriter, r *http.Request) {
+	p, _ := auth.FromContext(r.Context())
+	ServeOne(w, r, v.wait, reviews.Name, p.ShopID, func(ctx context.Context, shop string) (ReviewSettings, error) {
+		rule, at, err := v.q.Rule(ctx, shop)
+		return ReviewSettings{ShopID: shop, Rule: rule, SetAt: at}, err
+	}, ReviewSettingsResource)
+}
+
+// ReviewSettings are a shop's review settings: its auto-publish rule and
+// when it was set (zero while the default applies).
+type ReviewSettings struct {
+	ShopID string
+	Rule   domain.ReviewRule
+	SetAt  time.Time
+}
+
+// ReviewSettingsAttributes are the review settings' attributes.
+type ReviewSettingsAttributes struct {
+	AutoPublish domain.ReviewRule `json:"auto_publish"`
+	// SetAt is null while the default rule applies.
+	SetAt *time.Time `json:"set_at"`
+}
+
+// ReviewSettingsResource renders a shop's review settings (id: the shop).
+func ReviewSettingsResource(s ReviewSettings) httpapi.Resource {
+	a := ReviewSettingsAttributes{AutoPublish: s.Rule}
+	if !s.SetAt.IsZero() {
+		a.SetAt = &s.SetAt
+	}
+	return httpapi.Resource{ID: s.ShopID, Type: "review_settings", Attributes: a}
 }

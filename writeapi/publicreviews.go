@@ -33,6 +33,12 @@ var (
 	DefaultReviewShopLimit    = limits.Limit{Rate: 600, Period: time.Hour, Burst: 100}
 )
 
+// ReviewRules reads a shop's auto-publish rule (the default when the shop
+// never set one).
+type ReviewRules interface {
+	Rule(ctx context.Context, shop string) (domain.ReviewRule, error)
+}
+
 // ReviewOrders are what a submission needs of the commerce read model: the
 // order an order id names and the order that verifies a review.
 type ReviewOrders interface {
@@ -46,6 +52,7 @@ type PublicReviewsConfig struct {
 	Auth     *auth.Authenticator
 	Shops    auth.PublicShops
 	Orders   ReviewOrders
+	Rules    ReviewRules
 	Tokens   reviews.Tokens
 	// Limiter counts the submissions per address and per shop (the
 	// server's in-process or Redis limiter); AddressKey keys the address
@@ -125,7 +132,7 @@ func (p *PublicReviews) handleSubmit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	status := domain.ReviewStatusPending
-	if domain.AutoPublished(draft.VerifyingOrderID != "", draft.Rating) {
+	if draft.Rule.Publishes(draft.VerifyingOrderID != "", draft.Rating) {
 		status = domain.ReviewStatusPublished
 	}
 	w.Header().Set(httpapi.HeaderEventPosition, strconv.FormatUint(uint64(res.Position), 10))
@@ -205,6 +212,10 @@ func (p *PublicReviews) draft(ctx context.Context, shop string, b *reviewSubmiss
 	if err != nil {
 		return d, err
 	}
-	d.VerifyingOrderID = order
+	rule, err := p.cfg.Rules.Rule(ctx, shop)
+	if err != nil {
+		return d, err
+	}
+	d.VerifyingOrderID, d.Rule = order, &rule
 	return d, nil
 }

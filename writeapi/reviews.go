@@ -37,6 +37,7 @@ func (v *Reviews) Routes(r *mux.Router) {
 	write := func(h http.HandlerFunc) http.Handler {
 		return httpapi.Beta(v.auth.Require(domain.ScopeProductsWrite, v.idem(h)))
 	}
+	r.Handle("/api/v1/reviews/settings", write(v.handleSettings)).Methods(http.MethodPatch)
 	r.Handle("/api/v1/reviews/{id}/publish", write(v.handlePublish)).Methods(http.MethodPost)
 	r.Handle("/api/v1/reviews/{id}/reject", write(v.handleReject)).Methods(http.MethodPost)
 	r.Handle("/api/v1/reviews/{id}/reply", write(v.handleReply)).Methods(http.MethodPost)
@@ -100,4 +101,54 @@ func (v *Reviews) moderate(w http.ResponseWriter, r *http.Request, decide func(*
 	readapi.ServeWritten(w, r, v.wait, reviews.Name, res.Position, http.StatusOK, func(ctx context.Context) (*reviews.Review, error) {
 		return v.q.Review(ctx, p.ShopID, id)
 	}, nil, readapi.ReviewResource)
+}
+
+// reviewSettingsBody is a partial edit of the auto-publish rule: absent
+// members stay as they are.
+type reviewSettingsBody struct {
+	AutoPublish *struct {
+		Enabled         *bool `json:"enabled"`
+		RequireVerified *bool `json:"require_verified"`
+		MinRating       *int  `json:"min_rating"`
+	} `json:"auto_publish"`
+}
+
+// handleSettings edits the shop's auto-publish rule and answers 200 with
+// the settings.
+func (v *Reviews) handleSettings(w http.ResponseWriter, r *http.Request) {
+	p, _ := auth.FromContext(r.Context())
+	var body reviewSettingsBody
+	if err := httpapi.DecodeData(w, r, MaxBody, &body); err != nil {
+		httpapi.WriteError(w, r, err)
+		return
+	}
+	if err := readapi.WaitForPosition(r, v.wait, reviews.Name); err != nil {
+		httpapi.WriteError(w, r, err)
+		return
+	}
+	rule, _, err := v.q.Rule(r.Context(), p.ShopID)
+	if err != nil {
+		httpapi.WriteError(w, r, err)
+		return
+	}
+	if a := body.AutoPublish; a != nil {
+		if a.Enabled != nil {
+			rule.Enabled = *a.Enabled
+		}
+		if a.RequireVerified != nil {
+			rule.RequireVerified = *a.RequireVerified
+		}
+		if a.MinRating != nil {
+			rule.MinRating = *a.MinRating
+		}
+	}
+	res, err := v.cmds.SetReviewRule(r.Context(), commands.SetReviewRule{ShopID: p.ShopID, Rule: rule}, meta(r, p))
+	if err != nil {
+		httpapi.WriteError(w, r, err)
+		return
+	}
+	readapi.ServeWritten(w, r, v.wait, reviews.Name, res.Position, http.StatusOK, func(ctx context.Context) (readapi.ReviewSettings, error) {
+		rule, at, err := v.q.Rule(ctx, p.ShopID)
+		return readapi.ReviewSettings{ShopID: p.ShopID, Rule: rule, SetAt: at}, err
+	}, nil, readapi.ReviewSettingsResource)
 }

@@ -203,24 +203,38 @@ func TestProductReviews(t *testing.T) {
 	if limited < 50 {
 		t.Fatalf("only %d of 60 flooding submissions were refused", limited)
 	}
-	normal := map[string]any{"product_id": fmt.Sprint(product), "rating": 3, "body": "Good enough", "author_name": "Third",
-		"author_email": "third.buyer@example.com", "order_id": "93010003"}
-	if r := submitFrom("10.0.3.1", normal); r.status != http.StatusAccepted {
-		t.Fatalf("a normal buyer during the flood: %d %s", r.status, r.body)
-	}
-
-	// Moderation: the pending review is listed for the moderators (without
-	// any e-mail), published, and then shows on the storefront; the
-	// merchant replies to the verified one; a rejection needs a reason.
+	// The shop lowers its auto-publish rule to 3 stars (verified still
+	// required): the normal buyer's verified 3-star review is published
+	// at once.
 	admin := func(method, path string, body []byte) response {
 		t.Helper()
 		r := do(t, method, s.base+path, body, map[string]string{"Authorization": "Bearer " + tn.token, "Content-Type": "application/json"})
 		v.ValidateResponse(t, r.req, r.resp, r.body)
 		return r
 	}
+	if r := admin(http.MethodGet, "/api/v1/reviews/settings", nil); r.status != http.StatusOK ||
+		!bytes.Contains(r.body, []byte(`"auto_publish":{"enabled":true,"require_verified":true,"min_rating":4}`)) {
+		t.Fatalf("default settings: %d %s", r.status, r.body)
+	}
+	if r := admin(http.MethodPatch, "/api/v1/reviews/settings", reviewBody(map[string]any{"auto_publish": map[string]any{"min_rating": 9}})); r.status != http.StatusUnprocessableEntity {
+		t.Fatalf("min_rating 9: %d %s", r.status, r.body)
+	}
+	set := admin(http.MethodPatch, "/api/v1/reviews/settings", reviewBody(map[string]any{"auto_publish": map[string]any{"min_rating": 3}}))
+	if set.status != http.StatusOK || !bytes.Contains(set.body, []byte(`"min_rating":3`)) || !bytes.Contains(set.body, []byte(`"require_verified":true`)) {
+		t.Fatalf("set the rule: %d %s", set.status, set.body)
+	}
+	normal := map[string]any{"product_id": fmt.Sprint(product), "rating": 3, "body": "Good enough", "author_name": "Third",
+		"author_email": "third.buyer@example.com", "order_id": "93010003"}
+	if r := submitFrom("10.0.3.1", normal); r.status != http.StatusAccepted || attrs(r.json(t)["data"].(map[string]any))["status"] != "published" {
+		t.Fatalf("a normal buyer during the flood, under the 3-star rule: %d %s", r.status, r.body)
+	}
+
+	// Moderation: the pending review is listed for the moderators (without
+	// any e-mail), published, and then shows on the storefront; the
+	// merchant replies to the verified one; a rejection needs a reason.
 	pendingList := admin(http.MethodGet, "/api/v1/reviews?filter[status]=pending&limit=100", nil)
 	pend := pendingList.json(t)["data"].([]any)
-	if pendingList.status != http.StatusOK || len(pend) != 2 || bytes.Contains(pendingList.body, []byte("@example.com")) {
+	if pendingList.status != http.StatusOK || len(pend) != 1 || bytes.Contains(pendingList.body, []byte("@example.com")) {
 		t.Fatalf("pending reviews: %d %s", pendingList.status, pendingList.body)
 	}
 	var secondID string
@@ -264,7 +278,7 @@ func TestProductReviews(t *testing.T) {
 	assertNowhere(t, "after the reviewer's erasure", dir, s.logs.String(), values)
 	r = list("?product_id="+fmt.Sprint(product), map[string]string{})
 	doc = r.json(t)
-	if r.status != http.StatusOK || len(doc["data"].([]any)) != 1 || doc["meta"].(map[string]any)["summary"].(map[string]any)["count"] != float64(2) {
+	if r.status != http.StatusOK || len(doc["data"].([]any)) != 2 || doc["meta"].(map[string]any)["summary"].(map[string]any)["count"] != float64(3) {
 		t.Fatalf("after the erasure: %d %s", r.status, r.body)
 	}
 	if strings.Contains(string(r.body), name) {

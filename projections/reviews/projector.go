@@ -40,6 +40,14 @@ CREATE INDEX reviews_product_rating ON reviews (shop_id, product_id, status, rat
 CREATE INDEX reviews_shop_new ON reviews (shop_id, status, position);
 CREATE INDEX reviews_shop_rating ON reviews (shop_id, status, rating, position);
 CREATE INDEX reviews_customer ON reviews (shop_id, customer_id);
+CREATE TABLE review_settings (
+	shop_id          TEXT PRIMARY KEY,
+	enabled          INTEGER NOT NULL,
+	require_verified INTEGER NOT NULL,
+	min_rating       INTEGER NOT NULL,
+	set_at           INTEGER NOT NULL,
+	version          INTEGER NOT NULL
+);
 `}}
 
 // Projector returns the reviews projector.
@@ -59,7 +67,7 @@ func Projector(codec *envelope.Codec) projections.Projector {
 // position changes it.
 var cases = projections.NewTxCases(
 	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.ShopErased, _ *projections.DecodedEvent) error {
-		return readmodel.DeleteShopRows(ctx, tx, ev.ShopID, readmodel.ShopRows("reviews"))
+		return readmodel.DeleteShopRows(ctx, tx, ev.ShopID, readmodel.ShopRows("reviews"), readmodel.ShopRows("review_settings"))
 	}),
 	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.CustomerErased, _ *projections.DecodedEvent) error {
 		// The rating, status and verified badge stay: they are not the
@@ -82,6 +90,14 @@ var cases = projections.NewTxCases(
 	}),
 	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.ReviewRejected, e *projections.DecodedEvent) error {
 		return setStatus(ctx, tx, ev.ShopID, ev.ReviewID, domain.ReviewStatusRejected, ev.Reason, int64(e.Position))
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.ReviewRuleSet, e *projections.DecodedEvent) error {
+		pos := int64(e.Position)
+		return exec(ctx, tx, `INSERT INTO review_settings (shop_id, enabled, require_verified, min_rating, set_at, version)
+			VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (shop_id) DO UPDATE SET enabled = excluded.enabled,
+			require_verified = excluded.require_verified, min_rating = excluded.min_rating, set_at = excluded.set_at,
+			version = excluded.version WHERE review_settings.version < excluded.version`,
+			ev.ShopID, ev.Enabled, ev.RequireVerified, ev.MinRating, ev.SetAt.UnixMicro(), pos)
 	}),
 	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.ReviewReplied, e *projections.DecodedEvent) error {
 		pos := int64(e.Position)

@@ -3,9 +3,11 @@ package reviews
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
+	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/readmodel"
 )
 
@@ -164,6 +166,22 @@ func (q *Queries) Summary(ctx context.Context, shop, product string) (Summary, e
 		s.Average = float64(sum) / float64(s.Count)
 	}
 	return s, nil
+}
+
+// Rule returns a shop's auto-publish rule and when it was set (zero and
+// the default rule when the shop never set one).
+func (q *Queries) Rule(ctx context.Context, shop string) (domain.ReviewRule, time.Time, error) {
+	r := domain.DefaultReviewRule()
+	var at int64
+	err := q.db.QueryRowContext(ctx, `SELECT enabled, require_verified, min_rating, set_at FROM review_settings WHERE shop_id = ?`,
+		shop).Scan(&r.Enabled, &r.RequireVerified, &r.MinRating, &at)
+	if errors.Is(err, sql.ErrNoRows) {
+		return domain.DefaultReviewRule(), time.Time{}, nil
+	}
+	if err != nil {
+		return r, time.Time{}, fmt.Errorf("review rule: %w", err)
+	}
+	return r, readmodel.Time(at), nil
 }
 
 // TextsLeft counts the customer's reviews still holding personal data

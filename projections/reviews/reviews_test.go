@@ -147,6 +147,27 @@ func TestReviewsFold(t *testing.T) {
 		t.Fatalf("the other shop's review lost its texts: %d", n)
 	}
 
+	// The shop's auto-publish rule: the default until set, then the set
+	// one, per shop; an out-of-range rating is refused.
+	if rule, at, err := q.Rule(ctx, a); err != nil || rule != domain.DefaultReviewRule() || !at.IsZero() {
+		t.Fatalf("default rule %+v %v %v", rule, at, err)
+	}
+	lax := domain.ReviewRule{Enabled: true, RequireVerified: false, MinRating: 3}
+	done(cmds.SetReviewRule(ctx, commands.SetReviewRule{ShopID: a, Rule: lax}, meta()))
+	if rule, at, err := q.Rule(ctx, a); err != nil || rule != lax || at.IsZero() {
+		t.Fatalf("set rule %+v %v %v", rule, at, err)
+	}
+	if rule, _, _ := q.Rule(ctx, b); rule != domain.DefaultReviewRule() {
+		t.Fatalf("the other shop's rule %+v", rule)
+	}
+	if _, err := cmds.SetReviewRule(ctx, commands.SetReviewRule{ShopID: a, Rule: domain.ReviewRule{MinRating: 0}}, meta()); domain.ErrorCode(err) != domain.CodeInvalid {
+		t.Fatalf("min rating 0: %v", err)
+	}
+	if !lax.Publishes(false, 3) || lax.Publishes(false, 2) || domain.DefaultReviewRule().Publishes(false, 5) ||
+		(domain.ReviewRule{MinRating: 1}).Publishes(true, 5) {
+		t.Fatal("ReviewRule.Publishes")
+	}
+
 	// The shop's erasure deletes its rows.
 	done(cmds.EraseShop(ctx, commands.EraseShop{ShopID: a, Reason: domain.ShopErasedRedact}, meta()))
 	if s, _ := q.Summary(ctx, a, ""); s.Count != 0 {
