@@ -145,3 +145,19 @@ func FuzzReviewEmail(f *testing.F) {
 		}
 	})
 }
+
+// FuzzReviewProductID: a storefront's product or order reference maps to
+// an id of its kind or to nothing.
+func FuzzReviewProductID(f *testing.F) {
+	for _, s := range []string{"prd_abc", "8123456789012", "", "prd_", "gid://shopify/Product/1", "12345678901234567890123"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for prefix, got := range map[string]string{domain.PrefixProduct: domain.ReviewProductID("shop_1", s),
+			domain.PrefixOrder: domain.ReviewOrderID("shop_1", s)} {
+			if got != "" && (!strings.HasPrefix(got, prefix) || len(got) > 64 || strings.ContainsAny(got, " \x00/")) {
+				t.Fatalf("%q → %q", s, got)
+			}
+		}
+	})
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -178,6 +179,31 @@ func TestProductReviews(t *testing.T) {
 		t.Fatalf("unknown sort: %d %s", r.status, r.body)
 	}
 
+	// Pages: a cursor continues the list; a cursor of another product's
+	// list is refused. A foreign origin is refused without CORS headers;
+	// the preflight admits the shop's origin for GET and POST; a public
+	// key reads without an origin.
+	if r := list("?limit=1&sort=-rating", map[string]string{}); r.status != http.StatusOK || r.json(t)["pagination"].(map[string]any)["has_next"] != false {
+		t.Fatalf("one review, one page: %d %s", r.status, r.body)
+	}
+	foreign := do(t, http.MethodGet, s.base+"/api/public/reviews", nil, map[string]string{"Origin": "https://evil.example.net", "X-Shop-Domain": tn.domain})
+	v.ValidateResponse(t, foreign.req, foreign.resp, foreign.body)
+	if foreign.status != http.StatusForbidden || foreign.header.Get("Access-Control-Allow-Origin") != "" {
+		t.Fatalf("foreign origin: %d %v", foreign.status, foreign.header)
+	}
+	pre := do(t, http.MethodOptions, s.base+"/api/public/reviews", nil, map[string]string{"Origin": origin, "Access-Control-Request-Method": "POST"})
+	v.ValidateResponse(t, pre.req, pre.resp, pre.body)
+	if pre.status != http.StatusNoContent || pre.header.Get("Access-Control-Allow-Origin") != origin || pre.header.Get("Access-Control-Allow-Methods") != "GET, POST" {
+		t.Fatalf("preflight: %d %v", pre.status, pre.header)
+	}
+	pk := cli(t, dir, "public-keys", "create", "--shop", tn.shopID)
+	byKey := do(t, http.MethodGet, s.base+"/api/public/reviews?product_id="+fmt.Sprint(product), nil, map[string]string{"X-Public-Key": pk["token"].(string),
+		"X-Wait-For-Position": fmtAny(pk["position"])})
+	v.ValidateResponse(t, byKey.req, byKey.resp, byKey.body)
+	if byKey.status != http.StatusOK || !bytes.Contains(byKey.body, []byte(name)) {
+		t.Fatalf("public key: %d %s", byKey.status, byKey.body)
+	}
+
 	// The honeypot: answered as accepted, nothing recorded.
 	before := len(readLog(t, dir))
 	bot := map[string]any{"product_id": fmt.Sprint(product), "rating": 5, "body": "great", "author_name": "Bot",
@@ -191,7 +217,7 @@ func TestProductReviews(t *testing.T) {
 
 	// A flood from one address is stopped; another address gets through.
 	limited := 0
-	for i := 0; i < 60; i++ {
+	for i := 0; i < 1000; i++ {
 		r := submitFrom("10.6.6.6", bot)
 		if r.status == http.StatusTooManyRequests {
 			if r.errorCode(t) != "rate_limited" || r.header.Get("Retry-After") == "" {
@@ -200,8 +226,8 @@ func TestProductReviews(t *testing.T) {
 			limited++
 		}
 	}
-	if limited < 50 {
-		t.Fatalf("only %d of 60 flooding submissions were refused", limited)
+	if limited < 990 {
+		t.Fatalf("only %d of 1000 flooding submissions were refused", limited)
 	}
 	// The shop lowers its auto-publish rule to 3 stars (verified still
 	// required): the normal buyer's verified 3-star review is published
@@ -262,6 +288,20 @@ func TestProductReviews(t *testing.T) {
 		r := list("?product_id="+fmt.Sprint(product), map[string]string{})
 		return r.status == http.StatusOK && bytes.Contains(r.body, []byte("Arrived yesterday")) && bytes.Contains(r.body, []byte("Thank you!"))
 	})
+
+	first := list("?product_id="+fmt.Sprint(product)+"&limit=1", map[string]string{})
+	next, _ := first.json(t)["pagination"].(map[string]any)["next_cursor"].(string)
+	if first.status != http.StatusOK || next == "" {
+		t.Fatalf("first page: %d %s", first.status, first.body)
+	}
+	id := func(r response) string { return r.json(t)["data"].([]any)[0].(map[string]any)["id"].(string) }
+	if r := list("?product_id="+fmt.Sprint(product)+"&limit=1&cursor="+url.QueryEscape(next), map[string]string{}); r.status != http.StatusOK ||
+		len(r.json(t)["data"].([]any)) != 1 || id(r) == id(first) {
+		t.Fatalf("second page: %d %s", r.status, r.body)
+	}
+	if r := list("?product_id=1&limit=1&cursor="+url.QueryEscape(next), map[string]string{}); r.status != http.StatusBadRequest || r.errorCode(t) != "invalid_cursor" {
+		t.Fatalf("another product's cursor: %d %s", r.status, r.body)
+	}
 
 	// Erasing the reviewer: no byte of their name, e-mail or texts is
 	// left, their rating still counts.
