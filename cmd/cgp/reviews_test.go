@@ -289,6 +289,19 @@ func TestProductReviews(t *testing.T) {
 		return r.status == http.StatusOK && bytes.Contains(r.body, []byte("Arrived yesterday")) && bytes.Contains(r.body, []byte("Thank you!"))
 	})
 
+	// The CLI twins: a reply, the list, the rule (a flag left out keeps
+	// its setting).
+	cli(t, dir, "reviews", "reply", "--shop", tn.shopID, "--review", secondID, "--body", "Merci beaucoup")
+	eventually(t, 20*time.Second, "the CLI's reply in the CLI's list", func() bool {
+		out := cli(t, dir, "reviews", "list", "--shop", tn.shopID, "--status", "published")
+		b, _ := json.Marshal(out["reviews"])
+		return len(out["reviews"].([]any)) == 3 && bytes.Contains(b, []byte("Merci beaucoup")) && !bytes.Contains(b, []byte("@example.com"))
+	})
+	rule := cli(t, dir, "reviews", "settings", "--shop", tn.shopID, "--min-rating", "5")["auto_publish"].(map[string]any)
+	if rule["min_rating"] != float64(5) || rule["require_verified"] != true || rule["enabled"] != true {
+		t.Fatalf("cgp reviews settings: %v", rule)
+	}
+
 	first := list("?product_id="+fmt.Sprint(product)+"&limit=1", map[string]string{})
 	next, _ := first.json(t)["pagination"].(map[string]any)["next_cursor"].(string)
 	if first.status != http.StatusOK || next == "" {
