@@ -337,4 +337,16 @@ func TestProductReviews(t *testing.T) {
 	if strings.Contains(string(r.body), name) {
 		t.Fatal("the erased name is still listed")
 	}
+
+	// A replay rebuilds the same: nothing of the reviewer, the rating
+	// still counted.
+	s.stop()
+	replayCLI(t, dir)
+	assertNowhere(t, "after a replay", dir, s.logs.String(), values)
+	s = startServerWith(t, dir, func(c *Config) { c.TrustedProxies = []string{"127.0.0.1/32"} })
+	r = list("?product_id="+fmt.Sprint(product), map[string]string{})
+	if doc := r.json(t); r.status != http.StatusOK || len(doc["data"].([]any)) != 2 ||
+		doc["meta"].(map[string]any)["summary"].(map[string]any)["count"] != float64(3) || bytes.Contains(r.body, []byte(name)) {
+		t.Fatalf("after a replay: %d %s", r.status, r.body)
+	}
 }
