@@ -22,6 +22,7 @@ import (
 	"github.com/cgp-platform/cgp/projections/erasure"
 	"github.com/cgp-platform/cgp/projections/journeys"
 	"github.com/cgp-platform/cgp/projections/messaging"
+	"github.com/cgp-platform/cgp/projections/reviews"
 	"github.com/cgp-platform/cgp/readmodel"
 	"github.com/cgp-platform/cgp/readmodel/versioned"
 	"github.com/cgp-platform/cgp/readmodel/versioned/outbox"
@@ -118,7 +119,7 @@ func verifyReadModels(ctx context.Context, path string, rep *ErasureReport, shop
 	type left func(ctx context.Context, shop, customer string) (int, error)
 	cus, com, msg := customers.NewQueries(db), commerce.NewQueries(db), messaging.NewQueries(db)
 	att, jrn, ers := attribution.NewQueries(db), journeys.NewQueries(db), erasure.NewQueries(db)
-	cnv := conversations.NewQueries(db)
+	cnv, rvw := conversations.NewQueries(db), reviews.NewQueries(db)
 	for _, q := range []struct {
 		name  string
 		count left
@@ -129,6 +130,7 @@ func verifyReadModels(ctx context.Context, path string, rep *ErasureReport, shop
 		{"checkouts_nulled", com.CheckoutsLeft, "checkouts of the customer still hold an e-mail address"},
 		{"messages_nulled", msg.MessagesLeft, "messages of the customer still hold personal data"},
 		{"conversations_nulled", cnv.TextsLeft, "conversations of the customer still hold personal data"},
+		{"reviews_nulled", rvw.TextsLeft, "reviews of the customer still hold their texts or name"},
 		{"identity_links_deleted", att.IdentityLinksLeft, "identity links of the customer remain"},
 		{"enrollments_exited", jrn.ActiveEnrollmentsLeft, "the customer is still enrolled in a journey"},
 		{"clean_up_done", ers.FollowupsLeft, "the erasure's clean-up is still pending"},

@@ -34,6 +34,7 @@ import (
 	"github.com/cgp-platform/cgp/projections/marketplaces"
 	"github.com/cgp-platform/cgp/projections/messaging"
 	"github.com/cgp-platform/cgp/projections/notifications"
+	"github.com/cgp-platform/cgp/projections/reviews"
 	"github.com/cgp-platform/cgp/projections/templateholds"
 	"github.com/cgp-platform/cgp/projections/tenancy"
 	"github.com/cgp-platform/cgp/projections/webhooksubs"
@@ -180,6 +181,12 @@ func Modules() []Module {
 			{"readapi.Shop, writeapi.Shop", mountShop}},
 		Jobs:     []BackgroundJob{{"notifications", notifyJob}},
 		Commands: []string{"shops notifications"},
+	}, {
+		Name:       "reviews",
+		Projectors: func(d Deps) []projections.Projector { return one(reviews.Projector(d.Codec)) },
+		Routes: []Route{{"readapi.PublicReviews, writeapi.PublicReviews", mountPublicReviews},
+			{"readapi.Reviews, writeapi.Reviews", mountReviews}},
+		Commands: []string{"reviews"},
 	}, {
 		Name:       "images",
 		Projectors: func(d Deps) []projections.Projector { return one(imageops.Projector(d.Codec, d.ImagesChanged)) },

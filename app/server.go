@@ -89,6 +89,9 @@ type App struct {
 	// Images runs the image operations: their object store, engines and
 	// workers.
 	Images *Images
+	// limiter is the server's rate limiter (in-process or Redis): the
+	// tokens' limits and the review submissions' spam limits.
+	limiter limits.Limiter
 }
 
 // OpenApp opens every store and builds the HTTP handler, mounting every
@@ -128,6 +131,7 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 	if err != nil {
 		return nil, errors.Join(err, a.LastUse.Close(), store.Close())
 	}
+	a.limiter = limiter
 	plans := limits.PlanLimits{
 		domain.PlanAgency:     limits.PerMinute(cfg.RateAgency),
 		domain.PlanEnterprise: limits.PerMinute(cfg.RateEnterprise),

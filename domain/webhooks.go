@@ -112,6 +112,8 @@ func WebhookEventTypes() []WebhookEventType {
 		{"message.failed", 1, "A message could not be delivered."},
 		{"template.status_changed", 1, "A WhatsApp message template changed state (approved, paused, rejected, …)."},
 		{"anomaly.raised", 1, "An anomaly was raised for the shop (a template paused or rejected, the number's quality dropped, a webhook subscription failing or disabled, a data export failing near its deadline); resolutions are not sent."},
+		{"review.submitted", 1, "A buyer submitted a product review (ids, rating and verified badge only: no text, name or e-mail)."},
+		{"review.published", 1, "A review was published on the storefront (by the auto-publish rule, named in rule, or by a moderator)."},
 		{"gdpr.data_request.completed", 1, "A customer data request's export was delivered to the merchant."},
 	}
 	slices.SortFunc(types, func(a, b WebhookEventType) int { return strings.Compare(a.Name, b.Name) })

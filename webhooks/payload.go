@@ -34,6 +34,7 @@ var sources = []string{
 	"CampaignLaunched", "CampaignPaused", "CampaignResumed", "CampaignCompleted",
 	"JourneyPaused", "JourneyResumed", "JourneyEnrollmentStarted", "JourneyEnrollmentCompleted", "JourneyEnrollmentExited",
 	"MessageStatusReported", "WhatsAppTemplateStatusUpdated", "GdprRequestCompleted", "AnomalyRaised",
+	"ReviewSubmitted", "ReviewPublished",
 }
 
 // Outbound returns the outbound event type and data of a domain event, or
@@ -141,6 +142,13 @@ func Outbound(ev domain.Event) (typ string, data any, ok bool) {
 		}
 		return "anomaly.raised", map[string]any{"anomaly_id": e.AnomalyID, "severity": e.Severity, "kind": e.Kind, "title": e.Title,
 			"resources": res, "raised_at": e.RaisedAt}, true
+	case *domain.ReviewSubmitted:
+		// Ids, the rating and the badge only: the texts and the author's
+		// name and e-mail are the customer's personal data.
+		return "review.submitted", map[string]any{"review_id": e.ReviewID, "product_id": e.ProductID, "customer_id": e.CustomerID,
+			"rating": e.Rating, "verified": e.Verified, "submitted_at": e.SubmittedAt}, true
+	case *domain.ReviewPublished:
+		return "review.published", map[string]any{"review_id": e.ReviewID, "rule": e.Rule, "published_at": e.PublishedAt}, true
 	case *domain.GdprRequestCompleted:
 		return "gdpr.data_request.completed", map[string]any{"request_id": e.RequestID, "kind": e.Kind, "channel": e.Channel,
 			"status": e.Status, "completed_at": e.CompletedAt}, true

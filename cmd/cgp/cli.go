@@ -99,6 +99,7 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(devCommands(cfg, stdout, stderr)...)
 	root.AddCommand(webhooksCommand(cfg, stdout, stderr))
 	root.AddCommand(imagesCommand(cfg, stdout, stderr))
+	root.AddCommand(reviewsCommand(cfg, stdout, stderr))
 	requireKnownShops(root, cfg)
 	return root
 }
