@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -205,7 +206,9 @@ func newApp(t *testing.T, mutate mutation, skip ...string) *app {
 		for method := range item.Operations() {
 			probe := &mux.RouteMatch{}
 			req := httptest.NewRequest(method, strings.NewReplacer("{customer_id}", "cus_x", "{id}", "tok_x").Replace(path), nil)
-			if skipped(method+" "+path) || r.Match(req, probe) && probe.MatchErr == nil {
+			// Served already by this very template (another template may
+			// match the path too: /reviews/{id} matches /reviews/settings).
+			if skipped(method+" "+path) || r.Match(req, probe) && probe.MatchErr == nil && routeTemplate(probe.Route) == path {
 				continue
 			}
 			httpapi.HandleFunc(r, httpapi.Stable, method, path, func(w http.ResponseWriter, req *http.Request) {
@@ -230,6 +233,15 @@ func newApp(t *testing.T, mutate mutation, skip ...string) *app {
 }
 
 type failKey struct{}
+
+// routeTemplate is a route's path template without variable patterns.
+func routeTemplate(r *mux.Route) string {
+	tpl, err := r.GetPathTemplate()
+	if err != nil {
+		return ""
+	}
+	return regexp.MustCompile(`\{([^{}:]+)(:[^{}]*)?\}`).ReplaceAllString(tpl, "{$1}")
+}
 
 // call makes a request and validates its response with tb.
 func (a *app) call(t *testing.T, tb testing.TB, method, path, body string, header ...string) int {
