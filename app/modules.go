@@ -184,7 +184,7 @@ func Modules() []Module {
 	}, {
 		Name:       "reviews",
 		Projectors: func(d Deps) []projections.Projector { return one(reviews.Projector(d.Codec)) },
-		Routes: []Route{{"readapi.PublicReviews, writeapi.PublicReviews", mountPublicReviews},
+		Routes: []Route{{"readapi.PublicReviews, writeapi.PublicReviews, writeapi.ReviewVotes", mountPublicReviews},
 			{"readapi.Reviews, writeapi.Reviews", mountReviews}},
 		Commands: []string{"reviews"},
 	}, {

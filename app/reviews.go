@@ -13,7 +13,8 @@ import (
 )
 
 // mountPublicReviews registers the storefront's reviews (issue 20): the
-// published reviews with their summary, and the buyers' submissions, with
+// published reviews with their summary, the buyers' submissions and the
+// shoppers' helpfulness votes, with
 // the review tokens of the review requests (ReviewTokens) and the
 // server's limiter for the spam limits.
 func mountPublicReviews(a *App, r *mux.Router, _ Middleware) {
@@ -23,6 +24,9 @@ func mountPublicReviews(a *App, r *mux.Router, _ Middleware) {
 		Rules:  reviewRules{q: q},
 		Tokens: a.ReviewTokens(), Limiter: a.limiter, AddressKey: deriveKey(a.CursorKey, "cgp review address limits v1"),
 		Now: time.Now}).Routes(r)
+	writeapi.NewReviewVotes(writeapi.ReviewVotesConfig{Commands: a.Commands, Auth: a.Auth, Shops: shops, Reviews: q, Wait: a.Runtime,
+		Limiter: a.limiter, AddressKey: deriveKey(a.CursorKey, "cgp review address limits v1"),
+		VoterKey: deriveKey(a.CursorKey, "cgp review helpful voters v1")}).Routes(r)
 }
 
 // mountReviews registers the moderation of the reviews (admin API).

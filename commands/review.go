@@ -70,3 +70,32 @@ func (h *Handler) SetReviewRule(ctx context.Context, cmd SetReviewRule, meta Met
 	res.ID = cmd.ShopID
 	return res, err
 }
+
+// MarkReviewHelpful records a storefront visitor's helpfulness vote on a
+// published review of a shop. Voter is the keyed hash of the visitor's
+// address and the review (the caller computes it; no address reaches the
+// log). The vote is its own stream's only event, appended with "no
+// stream" under an id derived from the shop, review and voter: a repeat
+// (or a race of two servers) appends nothing and its result is the first
+// vote's, whose position a read can wait for.
+type MarkReviewHelpful struct {
+	ShopID, ReviewID, Voter string
+}
+
+// MarkReviewHelpful runs the command: an unknown, unpublished or other
+// shop's review is not found. The result's ID is the review's.
+func (h *Handler) MarkReviewHelpful(ctx context.Context, cmd MarkReviewHelpful, meta Meta) (Result, error) {
+	var r domain.Review
+	if _, _, err := h.load(ctx, domain.ReviewStream(cmd.ReviewID), &r); err != nil {
+		return Result{}, err
+	}
+	ev, err := domain.MarkReviewHelpful(&r, cmd.ShopID, cmd.Voter, h.now())
+	if err != nil {
+		return Result{}, err
+	}
+	id := eventlog.DeterministicID("review-helpful", cmd.ShopID, cmd.ReviewID, cmd.Voter)
+	res, err := h.appendOne(ctx, cmd.ShopID, domain.ReviewVoteStream(cmd.ShopID, cmd.ReviewID, cmd.Voter), eventlog.NoStream(), id, ev,
+		h.now(), meta)
+	res.ID = cmd.ReviewID
+	return res, err
+}

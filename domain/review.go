@@ -100,6 +100,7 @@ func reviewEvents() []EventSpec {
 		{Name: "ReviewRejected", Version: 1, New: func() Event { return &ReviewRejected{} }},
 		{Name: "ReviewReplied", Version: 1, New: func() Event { return &ReviewReplied{} }},
 		{Name: "ReviewRuleSet", Version: 1, New: func() Event { return &ReviewRuleSet{} }},
+		{Name: "ReviewMarkedHelpful", Version: 1, New: func() Event { return &ReviewMarkedHelpful{} }},
 	}
 }
 
@@ -169,6 +170,42 @@ type ReviewReplied struct {
 
 // EventType implements Event.
 func (ReviewReplied) EventType() string { return "ReviewReplied" }
+
+// ReviewMarkedHelpful: a storefront visitor marked a published review
+// helpful ("Was this review helpful?"). Voter is a keyed hash (HMAC with
+// a server key) of the visitor's address and the review: it identifies no
+// one and cannot be linked to the same address's votes on other reviews;
+// it only makes the vote's stream (ReviewVoteStream) unique, so an
+// address counts once per review.
+type ReviewMarkedHelpful struct {
+	ReviewID string    `json:"review_id"`
+	ShopID   string    `json:"shop_id"`
+	Voter    string    `json:"voter"`
+	MarkedAt time.Time `json:"marked_at"`
+}
+
+// EventType implements Event.
+func (ReviewMarkedHelpful) EventType() string { return "ReviewMarkedHelpful" }
+
+// ReviewVoteStream is the stream of one voter's helpfulness vote on a
+// review: created once ("no stream"), so a repeated vote appends nothing.
+func ReviewVoteStream(shopID, reviewID, voter string) string {
+	return "reviewvote-" + IDFromExternal("rvv_", "review_vote", shopID, reviewID+"\x00"+voter)
+}
+
+// MarkReviewHelpful decides a helpfulness vote on a review of shopID by
+// voter (a keyed hash, 16 to 128 characters): only a published review of
+// that shop takes votes; any other (unknown, pending, rejected, another
+// shop's) is not found, as the storefront cannot see it.
+func MarkReviewHelpful(r *Review, shopID, voter string, now time.Time) (*ReviewMarkedHelpful, error) {
+	if r.ID == "" || r.ShopID != shopID || r.Status != ReviewStatusPublished {
+		return nil, NotFound("review")
+	}
+	if len(voter) < 16 || len(voter) > 128 {
+		return nil, Invalid("voter", "the voter is a keyed hash of 16 to 128 characters")
+	}
+	return &ReviewMarkedHelpful{ReviewID: r.ID, ShopID: shopID, Voter: voter, MarkedAt: now.UTC()}, nil
+}
 
 // Review is the review aggregate: whether it exists and its status.
 type Review struct {

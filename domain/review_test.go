@@ -11,7 +11,7 @@ import (
 
 func TestReviewEventsAreInTheCatalogue(t *testing.T) {
 	c := domain.Events()
-	for _, name := range []string{"ReviewSubmitted", "ReviewPublished", "ReviewRejected", "ReviewReplied"} {
+	for _, name := range []string{"ReviewSubmitted", "ReviewPublished", "ReviewRejected", "ReviewReplied", "ReviewMarkedHelpful"} {
 		if c.Version(name) != 1 {
 			t.Errorf("%s is not in the catalogue", name)
 		}
@@ -160,4 +160,34 @@ func FuzzReviewProductID(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestMarkReviewHelpful(t *testing.T) {
+	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	voter := strings.Repeat("ab", 16)
+	published := &domain.Review{ID: "rev_1", ShopID: "shop_1", Status: domain.ReviewStatusPublished}
+	ev, err := domain.MarkReviewHelpful(published, "shop_1", voter, now)
+	if err != nil || ev.ReviewID != "rev_1" || ev.ShopID != "shop_1" || ev.Voter != voter || !ev.MarkedAt.Equal(now) {
+		t.Fatalf("a vote on a published review: %+v %v", ev, err)
+	}
+	for name, c := range map[string]struct {
+		r    *domain.Review
+		shop string
+	}{
+		"unknown":        {&domain.Review{}, "shop_1"},
+		"pending":        {&domain.Review{ID: "rev_1", ShopID: "shop_1", Status: domain.ReviewStatusPending}, "shop_1"},
+		"rejected":       {&domain.Review{ID: "rev_1", ShopID: "shop_1", Status: domain.ReviewStatusRejected}, "shop_1"},
+		"another shop's": {published, "shop_2"},
+	} {
+		if _, err := domain.MarkReviewHelpful(c.r, c.shop, voter, now); domain.ErrorCode(err) != domain.CodeNotFound {
+			t.Errorf("%s review: %v", name, err)
+		}
+	}
+	if _, err := domain.MarkReviewHelpful(published, "shop_1", "short", now); domain.ErrorCode(err) != domain.CodeInvalid {
+		t.Errorf("a short voter: %v", err)
+	}
+	if a, b := domain.ReviewVoteStream("shop_1", "rev_1", voter), domain.ReviewVoteStream("shop_1", "rev_2", voter); a == b ||
+		a != domain.ReviewVoteStream("shop_1", "rev_1", voter) || !strings.HasPrefix(a, "reviewvote-rvv_") {
+		t.Errorf("vote streams %s %s", a, b)
+	}
 }

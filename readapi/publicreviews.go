@@ -55,10 +55,12 @@ func (p *PublicReviews) Routes(r *mux.Router) {
 }
 
 // publicReviewSpec is the allow-list of the public list: newest first by
-// default; "-rating" lists the best rated first. The product is bound to
-// the cursor through the resource name.
+// default; "-rating" lists the best rated first, "-helpful" the most
+// helpful (ties: the newest). The product is bound to the cursor through
+// the resource name.
 func publicReviewSpec(shop, product string) httpapi.ListSpec {
-	return httpapi.ListSpec{Resource: "public_reviews:" + shop + ":" + product, Sorts: []string{reviews.SortNewest, reviews.SortRating},
+	return httpapi.ListSpec{Resource: "public_reviews:" + shop + ":" + product,
+		Sorts:       []string{reviews.SortNewest, reviews.SortRating, reviews.SortHelpful},
 		DefaultSort: "-" + reviews.SortNewest, Params: []string{"product_id", "product_handle"}}
 }
 
@@ -128,7 +130,9 @@ type PublicReviewAttributes struct {
 	AuthorName string       `json:"author_name"`
 	Verified   bool         `json:"verified"`
 	Reply      *ReviewReply `json:"reply"`
-	CreatedAt  time.Time    `json:"created_at"`
+	// HelpfulCount counts the "helpful" votes (one per address).
+	HelpfulCount int       `json:"helpful_count"`
+	CreatedAt    time.Time `json:"created_at"`
 }
 
 // ReviewReply is the merchant's public reply to a review.
@@ -140,7 +144,8 @@ type ReviewReply struct {
 // PublicReviewResource renders a published review for the storefront.
 func PublicReviewResource(v *reviews.Review) httpapi.Resource {
 	return httpapi.Resource{ID: v.ID, Type: "review", Attributes: PublicReviewAttributes{ProductID: v.ProductID, Rating: v.Rating,
-		Title: optional(v.Title), Body: v.Body, AuthorName: v.AuthorName, Verified: v.Verified, Reply: replyOf(v), CreatedAt: v.SubmittedAt}}
+		Title: optional(v.Title), Body: v.Body, AuthorName: v.AuthorName, Verified: v.Verified, Reply: replyOf(v), HelpfulCount: v.HelpfulCount,
+		CreatedAt: v.SubmittedAt}}
 }
 
 func replyOf(v *reviews.Review) *ReviewReply {

@@ -36,7 +36,7 @@ var ReviewListSpec = httpapi.ListSpec{
 	Filters: map[string]httpapi.FilterKind{"status": httpapi.EnumFilter(domain.ReviewStatuses()...),
 		"rating": httpapi.EnumFilter("1", "2", "3", "4", "5"), "product_id": httpapi.StringFilter(),
 		"verified": httpapi.EnumFilter("true", "false")},
-	Sorts:       []string{reviews.SortNewest, reviews.SortRating},
+	Sorts:       []string{reviews.SortNewest, reviews.SortRating, reviews.SortHelpful},
 	DefaultSort: "-" + reviews.SortNewest,
 }
 
@@ -95,15 +95,17 @@ type ReviewAttributes struct {
 	Redacted   bool         `json:"redacted"`
 	Reply      *ReviewReply `json:"reply"`
 	// RejectionReason is the moderator's reason of a rejected review.
-	RejectionReason *string   `json:"rejection_reason"`
-	CreatedAt       time.Time `json:"created_at"`
+	RejectionReason *string `json:"rejection_reason"`
+	// HelpfulCount counts the storefront's "helpful" votes.
+	HelpfulCount int       `json:"helpful_count"`
+	CreatedAt    time.Time `json:"created_at"`
 }
 
 // ReviewResource renders a review for moderators.
 func ReviewResource(v *reviews.Review) httpapi.Resource {
 	a := ReviewAttributes{ProductID: v.ProductID, CustomerID: v.CustomerID, OrderID: optional(v.OrderID), Verified: v.Verified,
 		Status: v.Status, Rating: v.Rating, Title: optional(v.Title), Body: optional(v.Body), AuthorName: optional(v.AuthorName),
-		Redacted: v.Redacted, Reply: replyOf(v), CreatedAt: v.SubmittedAt}
+		Redacted: v.Redacted, Reply: replyOf(v), HelpfulCount: v.HelpfulCount, CreatedAt: v.SubmittedAt}
 	if v.Status == domain.ReviewStatusRejected {
 		a.RejectionReason = optional(v.Reason)
 	}

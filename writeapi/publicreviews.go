@@ -2,9 +2,6 @@ package writeapi
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"net/http"
 	"strconv"
 	"strings"
@@ -151,24 +148,7 @@ type submittedAttributes struct {
 // throttle counts the submission against the address's, then the shop's
 // limit (an address over its limit does not use the shop's).
 func (p *PublicReviews) throttle(r *http.Request, shop string) error {
-	if p.cfg.Limiter == nil {
-		return nil
-	}
-	mac := hmac.New(sha256.New, p.cfg.AddressKey)
-	mac.Write([]byte(httpapi.ClientIP(r).String()))
-	for _, c := range []struct {
-		key string
-		lim limits.Limit
-	}{{"review_addr:" + hex.EncodeToString(mac.Sum(nil)[:16]), p.cfg.AddressLimit}, {"review_shop:" + shop, p.cfg.ShopLimit}} {
-		d, err := p.cfg.Limiter.Allow(r.Context(), c.key, c.lim)
-		if err != nil {
-			return err
-		}
-		if !d.Allowed {
-			return httpapi.RateLimited(d.RetryAfter)
-		}
-	}
-	return nil
+	return throttle(r, p.cfg.Limiter, p.cfg.AddressKey, httpapi.ClientIP(r), "review", shop, p.cfg.AddressLimit, p.cfg.ShopLimit)
 }
 
 // draft identifies the buyer (review token, or order id and the order's

@@ -175,7 +175,7 @@ func TestProductReviews(t *testing.T) {
 	if r := list("?sort=-rating&limit=100", map[string]string{}); r.status != http.StatusOK || !bytes.Contains(r.body, []byte(name)) {
 		t.Fatalf("shop-wide list: %d %s", r.status, r.body)
 	}
-	if r := list("?sort=helpful", map[string]string{}); r.status != http.StatusBadRequest {
+	if r := list("?sort=author_name", map[string]string{}); r.status != http.StatusBadRequest {
 		t.Fatalf("unknown sort: %d %s", r.status, r.body)
 	}
 

@@ -48,6 +48,10 @@ CREATE TABLE review_settings (
 	set_at           INTEGER NOT NULL,
 	version          INTEGER NOT NULL
 );
+`}, {Version: 2, SQL: `
+ALTER TABLE reviews ADD COLUMN helpful_count INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX reviews_product_helpful ON reviews (shop_id, product_id, status, helpful_count, position);
+CREATE INDEX reviews_shop_helpful ON reviews (shop_id, status, helpful_count, position);
 `}}
 
 // Projector returns the reviews projector.
@@ -98,6 +102,13 @@ var cases = projections.NewTxCases(
 			require_verified = excluded.require_verified, min_rating = excluded.min_rating, set_at = excluded.set_at,
 			version = excluded.version WHERE review_settings.version < excluded.version`,
 			ev.ShopID, ev.Enabled, ev.RequireVerified, ev.MinRating, ev.SetAt.UnixMicro(), pos)
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.ReviewMarkedHelpful, e *projections.DecodedEvent) error {
+		// Each vote is its own stream's only event: counted once, as the
+		// row's version only moves forward.
+		pos := int64(e.Position)
+		return exec(ctx, tx, `UPDATE reviews SET helpful_count = helpful_count + 1, version = ? WHERE review_id = ? AND shop_id = ?
+			AND version < ?`, pos, ev.ReviewID, ev.ShopID, pos)
 	}),
 	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.ReviewReplied, e *projections.DecodedEvent) error {
 		pos := int64(e.Position)

@@ -30,12 +30,16 @@ type Review struct {
 	Reason                                     string
 	Redacted                                   bool
 	SubmittedAt                                time.Time
+	// HelpfulCount counts the helpfulness votes (one per address).
+	HelpfulCount int
 }
 
-// Key is a position in a list: the rating (for the rating sort), the log
-// position of the review's submission and its id.
+// Key is a position in a list: the rating (for the rating sort) or the
+// helpful count (for the helpfulness sort), the log position of the
+// review's submission and its id.
 type Key struct {
 	R  int    `json:"r,omitempty"`
+	H  int    `json:"h,omitempty"`
 	P  int64  `json:"p"`
 	ID string `json:"id"`
 }
@@ -44,6 +48,9 @@ type Key struct {
 const (
 	SortNewest = "created_at"
 	SortRating = "rating"
+	// SortHelpful orders by the helpful count, ties by the submission
+	// (descending: the most helpful first, then the newest).
+	SortHelpful = "helpful"
 )
 
 // ListQuery selects a page of a shop's reviews. Product, Status,
@@ -62,7 +69,7 @@ type ListQuery struct {
 }
 
 const columns = `review_id, shop_id, customer_id, product_id, order_id, verified, status, rating, title, body, author_name, reply,
-	replied_at, reason, redacted, submitted_at, position`
+	replied_at, reason, redacted, submitted_at, position, helpful_count`
 
 // Reviews returns a page of reviews and the key to continue from when
 // more follow.
@@ -97,6 +104,12 @@ func (q *Queries) Reviews(ctx context.Context, lq ListQuery) ([]Review, *Key, er
 		if lq.After != nil {
 			where += fmt.Sprintf(" AND (rating, position, review_id) %s (?, ?, ?)", cmp)
 			args = append(args, lq.After.R, lq.After.P, lq.After.ID)
+		}
+	} else if lq.Sort == SortHelpful {
+		order = fmt.Sprintf("helpful_count %s, position %s, review_id %s", dir, dir, dir)
+		if lq.After != nil {
+			where += fmt.Sprintf(" AND (helpful_count, position, review_id) %s (?, ?, ?)", cmp)
+			args = append(args, lq.After.H, lq.After.P, lq.After.ID)
 		}
 	} else if lq.After != nil {
 		where += fmt.Sprintf(" AND (position, review_id) %s (?, ?)", cmp)
@@ -205,10 +218,10 @@ func scanReview(s readmodel.Scanner) (keyed, error) {
 	var title, body, name, reply sql.NullString
 	var replied, submitted, pos int64
 	if err := s.Scan(&r.ID, &r.ShopID, &r.CustomerID, &r.ProductID, &r.OrderID, &r.Verified, &r.Status, &r.Rating, &title, &body,
-		&name, &reply, &replied, &r.Reason, &r.Redacted, &submitted, &pos); err != nil {
+		&name, &reply, &replied, &r.Reason, &r.Redacted, &submitted, &pos, &r.HelpfulCount); err != nil {
 		return keyed{}, err
 	}
 	r.Title, r.Body, r.AuthorName, r.Reply = title.String, body.String, name.String, reply.String
 	r.RepliedAt, r.SubmittedAt = readmodel.Time(replied), readmodel.Time(submitted)
-	return keyed{r: r, key: Key{R: r.Rating, P: pos, ID: r.ID}}, nil
+	return keyed{r: r, key: Key{R: r.Rating, H: r.HelpfulCount, P: pos, ID: r.ID}}, nil
 }

@@ -105,6 +105,47 @@ func TestReviewsFold(t *testing.T) {
 		t.Fatalf("published: %v", got)
 	}
 
+	// Helpfulness votes: one per voter per review (a repeat appends
+	// nothing and reports the first vote); only a published review of the
+	// shop takes votes; the most helpful first, ties by the newest.
+	vote := func(shop, id, voter string) commands.Result {
+		t.Helper()
+		res, err := cmds.MarkReviewHelpful(ctx, commands.MarkReviewHelpful{ShopID: shop, ReviewID: id, Voter: voter}, meta())
+		done(res, err)
+		return res
+	}
+	voter := func(i int) string { return fmt.Sprintf("%032x", i) }
+	first := vote(a, r1, voter(1))
+	head, err := core.Log.HeadPosition(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again := vote(a, r1, voter(1)); again.Position != first.Position || again.ID != r1 {
+		t.Fatalf("a repeated vote: %+v, first %+v", again, first)
+	}
+	if now, _ := core.Log.HeadPosition(ctx); now != head {
+		t.Fatalf("a repeated vote appended: head %d, was %d", now, head)
+	}
+	if v, _ := q.Review(ctx, a, r1); v.HelpfulCount != 1 {
+		t.Fatalf("helpful count after a repeat %+v", v)
+	}
+	vote(a, r2, voter(1))
+	vote(a, r2, voter(2))
+	for _, c := range []struct{ shop, id string }{{a, r3}, {b, r1}, {a, "rev_unknown"}} {
+		if _, err := cmds.MarkReviewHelpful(ctx, commands.MarkReviewHelpful{ShopID: c.shop, ReviewID: c.id, Voter: voter(1)}, meta()); domain.ErrorCode(err) != domain.CodeNotFound {
+			t.Fatalf("a vote on %s of %s: %v", c.id, c.shop, err)
+		}
+	}
+	if v, _ := q.Review(ctx, a, r2); v.HelpfulCount != 2 {
+		t.Fatalf("helpful count %+v", v)
+	}
+	if got := page(reviews.ListQuery{Shop: a, Product: "prd_1", Limit: 1, Desc: true, Sort: reviews.SortHelpful}); fmt.Sprint(got) != fmt.Sprint([]string{r2, r1, r4, r3}) {
+		t.Fatalf("most helpful first: %v", got)
+	}
+	if got := page(reviews.ListQuery{Shop: a, Product: "prd_1", Limit: 1, Sort: reviews.SortHelpful}); fmt.Sprint(got) != fmt.Sprint([]string{r3, r4, r1, r2}) {
+		t.Fatalf("least helpful first: %v", got)
+	}
+
 	// Moderation.
 	moderate := func(id string, decide func(*domain.Review, time.Time) (domain.Event, error)) {
 		t.Helper()
