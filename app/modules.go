@@ -186,7 +186,7 @@ func Modules() []Module {
 		Projectors: func(d Deps) []projections.Projector { return one(reviews.Projector(d.Codec)) },
 		Routes: []Route{{"readapi.PublicReviews, writeapi.PublicReviews, writeapi.ReviewVotes", mountPublicReviews},
 			{"readapi.Reviews, writeapi.Reviews", mountReviews}},
-		Commands: []string{"reviews"},
+		Commands: []string{"reviews", "dev generate-reviews"},
 	}, {
 		Name:       "images",
 		Projectors: func(d Deps) []projections.Projector { return one(imageops.Projector(d.Codec, d.ImagesChanged)) },
