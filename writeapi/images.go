@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/gorilla/mux"
 
@@ -93,12 +92,12 @@ func (m *Images) checkOptions(kind string, img *input.Image) error {
 	switch kind {
 	case domain.CreditKindBackgroundRemoval:
 		for k := range opts {
-			return domain.Invalid(clipField(k), "unknown option: background removal takes none")
+			return domain.Invalid(input.OptionField(k), "unknown option: background removal takes none")
 		}
 	case domain.CreditKindUpscale:
 		for k := range opts {
 			if k != "scale" {
-				return domain.Invalid(clipField(k), "unknown option; the option is scale")
+				return domain.Invalid(input.OptionField(k), "unknown option; the option is scale")
 			}
 		}
 		switch opts["scale"] {
@@ -117,20 +116,6 @@ func (m *Images) checkOptions(kind string, img *input.Image) error {
 		return scene.CheckOptions(opts, m.cfg.Provider)
 	}
 	return nil
-}
-
-func clipField(s string) string {
-	if s == "" {
-		return "option"
-	}
-	if len(s) <= 64 {
-		return s
-	}
-	s = s[:64]
-	for !utf8.ValidString(s) {
-		s = s[:len(s)-1]
-	}
-	return s + "…"
 }
 
 func (m *Images) handle(w http.ResponseWriter, r *http.Request, kind string) {

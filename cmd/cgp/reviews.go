@@ -1,9 +1,8 @@
 package main
 
 import (
-	"fmt"
+	"context"
 	"io"
-	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -15,31 +14,10 @@ import (
 // (list, publish, reject, reply) and of the shop's auto-publish rule.
 func reviewsCommand(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
 	g := &cobra.Command{Use: "reviews", Short: "Product reviews: list, publish, reject, reply, auto-publish rule"}
-	var shop, status string
-	var limit int
-	list := &cobra.Command{Use: "list", Short: "List a shop's reviews, newest first, as GET /api/v1/reviews shows them",
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := requireFlags(cmd, "shop"); err != nil {
-				return err
-			}
-			if limit < 1 || limit > 1000 {
-				return usageError{fmt.Errorf("--limit must be from 1 to 1000")}
-			}
-			if status != "" && !slices.Contains(domain.ReviewStatuses(), status) {
-				return usageError{fmt.Errorf("--status must be one of pending, published, rejected")}
-			}
-			rows, err := app.Reviews(cmd.Context(), *cfg, shop, status, limit)
-			if err != nil {
-				return err
-			}
-			return printJSON(stdout, map[string]any{"shop_id": shop, "reviews": rows})
-		}}
-	f := list.Flags()
-	f.StringVar(&shop, "shop", "", "shop id (shop_…)")
-	f.StringVar(&status, "status", "", "only reviews of this status: pending, published or rejected")
-	f.IntVar(&limit, "limit", 100, "most reviews listed (1 to 1000)")
-	g.AddCommand(list)
+	g.AddCommand(shopListCommand(stdout, "reviews", "List a shop's reviews, newest first, as GET /api/v1/reviews shows them",
+		domain.ReviewStatuses(), func(ctx context.Context, shop, status string, limit int) (any, error) {
+			return app.Reviews(ctx, *cfg, shop, status, limit)
+		}))
 	for _, a := range []struct{ action, short, textFlag, textHelp string }{
 		{"publish", "Publish a review on the storefront", "", ""},
 		{"reject", "Reject a review with a reason", "reason", "why (1 to 500 characters, for the moderators)"},
@@ -99,7 +77,7 @@ func reviewsCommand(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
 				return printJSON(stdout, map[string]any{"shop_id": ruleShop, "auto_publish": rule, "position": res.Position})
 			})
 		}}
-	f = settings.Flags()
+	f := settings.Flags()
 	f.StringVar(&ruleShop, "shop", "", "shop id (shop_…)")
 	f.BoolVar(&enabled, "auto-publish", true, "publish reviews the rule matches at once (false: every review waits for moderation)")
 	f.BoolVar(&verified, "require-verified", true, "only verified reviews are published at once")

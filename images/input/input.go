@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/image/webp"
 
@@ -286,7 +287,7 @@ func readMultipart(body io.Reader, boundary string, maxBytes int64, opts map[str
 				if limited.over {
 					return nil, "", httpapi.PayloadTooLarge(maxBytes)
 				}
-				return nil, "", domain.Invalid(clip(name), "is longer than %d bytes", maxOptionBytes)
+				return nil, "", domain.Invalid(OptionField(name), "is longer than %d bytes", maxOptionBytes)
 			}
 			if err := addOption(opts, name, string(v)); err != nil {
 				return nil, "", err
@@ -343,10 +344,10 @@ func queryOptions(u *url.URL) (map[string]string, error) {
 	for _, k := range keys {
 		vs := q[k]
 		if len(vs) > 1 {
-			return nil, domain.Invalid(clip(k), "must be given once")
+			return nil, domain.Invalid(OptionField(k), "must be given once")
 		}
 		if len(vs[0]) > maxOptionBytes {
-			return nil, domain.Invalid(clip(k), "is longer than %d bytes", maxOptionBytes)
+			return nil, domain.Invalid(OptionField(k), "is longer than %d bytes", maxOptionBytes)
 		}
 		if err := addOption(opts, k, vs[0]); err != nil {
 			return nil, err
@@ -360,7 +361,7 @@ func addOption(opts map[string]string, name, value string) error {
 		return domain.Invalid("option", "an option has no name")
 	}
 	if _, dup := opts[name]; dup {
-		return domain.Invalid(clip(name), "must be given once")
+		return domain.Invalid(OptionField(name), "must be given once")
 	}
 	if len(opts) >= maxOptions {
 		return domain.Invalid("image", "the request has more than %d options", maxOptions)
@@ -370,12 +371,21 @@ func addOption(opts map[string]string, name, value string) error {
 }
 
 // clip bounds a client-chosen field name echoed in an error.
-func clip(s string) string {
-	const max = 64
-	if len(s) > max {
-		return s[:max] + "…"
+// OptionField is how an option's name is named in a 422's field: at most
+// 64 bytes cut on a rune boundary (then "…"), and "option" for an empty
+// name, so an error never echoes a long or broken name back.
+func OptionField(s string) string {
+	if s == "" {
+		return "option"
 	}
-	return s
+	if len(s) <= 64 {
+		return s
+	}
+	s = s[:64]
+	for !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s + "…"
 }
 
 func isImageType(mt string) bool { return strings.HasPrefix(mt, "image/") }

@@ -26,6 +26,7 @@ import (
 	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/images/engine"
 	"github.com/cgp-platform/cgp/images/engine/studio"
+	"github.com/cgp-platform/cgp/images/input"
 	"github.com/cgp-platform/cgp/images/provider/photoroom"
 )
 
@@ -57,7 +58,7 @@ func CheckOptions(opts map[string]string, provider bool) error {
 		return domain.Invalid("prompt", "give a scene preset or a prompt, not both")
 	}
 	if sc != "" && !slices.Contains(Presets(), sc) {
-		return domain.Invalid("scene", "unknown scene %q; the presets are studio-white, studio-gradient, marble-surface and wood-surface", clip(sc))
+		return domain.Invalid("scene", "unknown scene %q; the presets are studio-white, studio-gradient, marble-surface and wood-surface", input.OptionField(sc))
 	}
 	if prompt != "" {
 		if !provider {
@@ -74,24 +75,10 @@ func CheckOptions(opts map[string]string, provider bool) error {
 	}
 	for k := range opts {
 		if k != "scene" && k != "prompt" && k != "reflection" {
-			return domain.Invalid(clip(k), "unknown option; the options are scene, prompt and reflection")
+			return domain.Invalid(input.OptionField(k), "unknown option; the options are scene, prompt and reflection")
 		}
 	}
 	return nil
-}
-
-func clip(s string) string {
-	if s == "" {
-		return "option"
-	}
-	if len(s) <= 64 {
-		return s
-	}
-	s = s[:64]
-	for !utf8.ValidString(s) {
-		s = s[:len(s)-1]
-	}
-	return s + "…"
 }
 
 // Embedded composites the product onto a built-in scene.
