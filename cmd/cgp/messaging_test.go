@@ -480,7 +480,19 @@ func TestWhatsAppDeduplication(t *testing.T) {
 			t.Fatalf("%s: %d %s", f, r.status, r.body)
 		}
 	}
-	first := readLog(t, dir)
+	// The deliveries' own events (source "webhook"): the reactors append
+	// theirs (the concierge's answer, anomalies) in the background, at
+	// their own pace.
+	fromWebhooks := func(evs []eventlog.Event) []eventlog.Event {
+		var out []eventlog.Event
+		for _, e := range evs {
+			if e.Metadata.Source == "webhook" {
+				out = append(out, e)
+			}
+		}
+		return out
+	}
+	first := fromWebhooks(readLog(t, dir))
 	// Sequential repeats.
 	for _, f := range fixtures {
 		if r := waPost(t, s, nil, wt.appSecret, waFixture(t, f, wt.waba)); r.status != 200 {
@@ -491,7 +503,7 @@ func TestWhatsAppDeduplication(t *testing.T) {
 	body := waFixture(t, "statuses_read", wt.waba)
 	postConcurrently(t, 16, s.base+whatsapp.Path, map[string]string{"Content-Type": "application/json",
 		whatsapp.HeaderSignature: whatsapp.Sign([]byte(wt.appSecret), body)}, body)
-	after := readLog(t, dir)
+	after := fromWebhooks(readLog(t, dir))
 	if len(after) != len(first)+1 {
 		t.Fatalf("repeats appended %d events, want only the one read status", len(after)-len(first))
 	}
