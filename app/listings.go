@@ -151,41 +151,25 @@ type TokenListing struct {
 func ListTokens(ctx context.Context, c *Core, shop string) ([]TokenListing, error) {
 	byID := map[string]*TokenListing{}
 	var order []string
-	var after eventlog.Position
-	for {
-		evs, err := c.Log.ReadAll(ctx, after, 1000)
-		if err != nil {
-			return nil, fmt.Errorf("read log: %w", err)
-		}
-		for i := range evs {
-			e := &evs[i]
-			after = e.Position
-			if e.ShopID != shop || !strings.HasPrefix(e.StreamID, "token-") {
-				continue
+	err := foldShopStreams(ctx, c, shop, "token-", func(_ string, ev domain.Event) {
+		switch ev := ev.(type) {
+		case *domain.TokenIssued:
+			byID[ev.TokenID] = &TokenListing{ID: ev.TokenID, Name: ev.Name, Scopes: ev.Scopes, Environment: ev.Environment, CreatedAt: ev.CreatedAt}
+			order = append(order, ev.TokenID)
+		case *domain.TokenRotated:
+			if t := byID[ev.TokenID]; t != nil {
+				at := ev.RotatedAt
+				t.RotatedAt = &at
 			}
-			d, err := c.Codec.Decode(ctx, e)
-			if err != nil {
-				return nil, err
-			}
-			switch ev := d.Event.(type) {
-			case *domain.TokenIssued:
-				byID[ev.TokenID] = &TokenListing{ID: ev.TokenID, Name: ev.Name, Scopes: ev.Scopes, Environment: ev.Environment, CreatedAt: ev.CreatedAt}
-				order = append(order, ev.TokenID)
-			case *domain.TokenRotated:
-				if t := byID[ev.TokenID]; t != nil {
-					at := ev.RotatedAt
-					t.RotatedAt = &at
-				}
-			case *domain.TokenRevoked:
-				if t := byID[ev.TokenID]; t != nil {
-					at := ev.RevokedAt
-					t.RevokedAt = &at
-				}
+		case *domain.TokenRevoked:
+			if t := byID[ev.TokenID]; t != nil {
+				at := ev.RevokedAt
+				t.RevokedAt = &at
 			}
 		}
-		if len(evs) < 1000 {
-			break
-		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	uses, err := lastuse.Open(c.Config.Path("lastuse.db"))
 	if err != nil {
@@ -206,4 +190,33 @@ func ListTokens(ctx context.Context, c *Core, shop string) ([]TokenListing, erro
 		out = append(out, *t)
 	}
 	return out, nil
+}
+
+// foldShopStreams reads the whole log and hands apply every decoded event
+// of shop whose stream starts with prefix, in log order: the CLI's
+// listings fold credentials from the log, so they work whether or not a
+// server (and its read models) runs.
+func foldShopStreams(ctx context.Context, c *Core, shop, prefix string, apply func(stream string, ev domain.Event)) error {
+	var after eventlog.Position
+	for {
+		evs, err := c.Log.ReadAll(ctx, after, 1000)
+		if err != nil {
+			return fmt.Errorf("read log: %w", err)
+		}
+		for i := range evs {
+			e := &evs[i]
+			after = e.Position
+			if e.ShopID != shop || !strings.HasPrefix(e.StreamID, prefix) {
+				continue
+			}
+			d, err := c.Codec.Decode(ctx, e)
+			if err != nil {
+				return err
+			}
+			apply(e.StreamID, d.Event)
+		}
+		if len(evs) < 1000 {
+			return nil
+		}
+	}
 }

@@ -6,12 +6,9 @@ package app
 
 import (
 	"context"
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/cgp-platform/cgp/domain"
-	"github.com/cgp-platform/cgp/eventlog"
 )
 
 // AllowedOriginListing is one origin of `cgp shops origins list`.
@@ -53,33 +50,17 @@ type PublicKeyListing struct {
 func ListPublicKeys(ctx context.Context, c *Core, shop string) ([]PublicKeyListing, error) {
 	keys := map[string]*domain.PublicKey{}
 	var order []string
-	var after eventlog.Position
-	for {
-		evs, err := c.Log.ReadAll(ctx, after, 1000)
-		if err != nil {
-			return nil, fmt.Errorf("read log: %w", err)
+	err := foldShopStreams(ctx, c, shop, "publickey-", func(stream string, ev domain.Event) {
+		k := keys[stream]
+		if k == nil {
+			k = &domain.PublicKey{}
+			keys[stream] = k
+			order = append(order, stream)
 		}
-		for i := range evs {
-			e := &evs[i]
-			after = e.Position
-			if e.ShopID != shop || !strings.HasPrefix(e.StreamID, "publickey-") {
-				continue
-			}
-			d, err := c.Codec.Decode(ctx, e)
-			if err != nil {
-				return nil, err
-			}
-			k := keys[e.StreamID]
-			if k == nil {
-				k = &domain.PublicKey{}
-				keys[e.StreamID] = k
-				order = append(order, e.StreamID)
-			}
-			k.Apply(d.Event)
-		}
-		if len(evs) < 1000 {
-			break
-		}
+		k.Apply(ev)
+	})
+	if err != nil {
+		return nil, err
 	}
 	out := make([]PublicKeyListing, 0, len(order))
 	for _, stream := range order {
