@@ -22,6 +22,7 @@ import (
 	"github.com/cgp-platform/cgp/concierge"
 	"github.com/cgp-platform/cgp/concierge/openai"
 	"github.com/cgp-platform/cgp/consent"
+	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/eventlog"
 	"github.com/cgp-platform/cgp/intelligence"
 	"github.com/cgp-platform/cgp/projections/conciergereplies"
@@ -179,6 +180,25 @@ type Config struct {
 	// SceneAPIKey is the provider's key, required with SceneAPIURL. A
 	// secret: never logged nor echoed by Validate.
 	SceneAPIKey string
+	// PlatformAPIURL is the commerce platform's address, "{shop}"
+	// standing for the shop's domain (platformapi.DefaultBaseURL when
+	// empty); https, or http with OutboundAllowPrivate (tests serve the
+	// platform's OAuth and Admin API contract from httptest).
+	PlatformAPIURL string
+	// PlatformClientID and PlatformClientSecret are the app's credentials
+	// on the platform; empty: the install flow answers 404 and nothing
+	// acts on the platform. The secret is never logged nor echoed.
+	PlatformClientID, PlatformClientSecret string
+	// PlatformScopes are the platform scopes the app declares (requests at
+	// install); empty: domain.DeclaredPlatformScopes. Installs whose
+	// implied grant lacks one need re-consent.
+	PlatformScopes []string
+	// PlatformShopSuffix is the domain every shop domain of the platform
+	// ends with (platformapi.DefaultShopSuffix when empty; "none": any).
+	PlatformShopSuffix string
+	// InstallPlan is the plan of a shop created by an install (starter
+	// when empty).
+	InstallPlan string
 	// Test holds the hooks the end-to-end tests set; zero in production.
 	Test TestHooks
 }
@@ -210,6 +230,9 @@ type TestHooks struct {
 	// WebhookClock is the commerce receiver's clock for the triggered-at
 	// window of destructive topics (time.Now when nil).
 	WebhookClock func() time.Time
+	// PlatformClock is the clock of the platform client and the sessions
+	// (redirect timestamps, token expiry).
+	PlatformClock func() time.Time
 	// Listening, when set, is given the server's address as soon as it
 	// listens (before a first start's build).
 	Listening func(addr string)
@@ -332,6 +355,7 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.validateSMS()...)
 	errs = append(errs, c.validateConcierge()...)
 	errs = append(errs, c.validateImages()...)
+	errs = append(errs, c.validatePlatform()...)
 	return errors.Join(errs...)
 }
 
@@ -417,6 +441,44 @@ func (c *Config) validateImages() []error {
 		errs = append(errs, errors.New("scene-api-key is required with scene-api-url"))
 	}
 	return errs
+}
+
+// validatePlatform checks the commerce platform's settings: both
+// credentials or neither, an API address, scopes of the platform's form, a
+// known plan. Neither the secret nor the URL is echoed.
+func (c *Config) validatePlatform() []error {
+	var errs []error
+	if (c.PlatformClientID == "") != (c.PlatformClientSecret == "") {
+		errs = append(errs, errors.New("platform-client-id and platform-client-secret go together"))
+	}
+	if c.PlatformClientSecret != "" && (len(c.PlatformClientSecret) < 16 || len(c.PlatformClientSecret) > 256) {
+		errs = append(errs, errors.New("platform-client-secret must be 16 to 256 characters (the platform signs webhooks with it)"))
+	}
+	if c.PlatformAPIURL != "" {
+		probe := strings.ReplaceAll(c.PlatformAPIURL, "{shop}", "shop.example.com")
+		if err := validAPIURL(probe, c.OutboundAllowPrivate); err != nil {
+			errs = append(errs, fmt.Errorf("platform-api-url: %w", err))
+		}
+	}
+	for _, s := range c.PlatformScopes {
+		if !domain.ValidPlatformScope(s) {
+			errs = append(errs, fmt.Errorf("platform-scopes: %q is not a platform scope (read_X or write_X)", s))
+		}
+	}
+	if c.InstallPlan != "" {
+		if _, err := domain.ParsePlan(c.InstallPlan); err != nil {
+			errs = append(errs, fmt.Errorf("install-plan: %w", err))
+		}
+	}
+	return errs
+}
+
+// DeclaredPlatformScopes are the scopes the app requests at install.
+func (c *Config) DeclaredPlatformScopes() []string {
+	if len(c.PlatformScopes) == 0 {
+		return domain.DeclaredPlatformScopes()
+	}
+	return c.PlatformScopes
 }
 
 // validateConcierge checks the concierge provider's settings: none, or

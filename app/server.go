@@ -89,6 +89,9 @@ type App struct {
 	// Images runs the image operations: their object store, engines and
 	// workers.
 	Images *Images
+	// Platform is the connection to the commerce platform (install flow,
+	// sessions, the Admin API).
+	Platform *Platform
 	// limiter is the server's rate limiter (in-process or Redis): the
 	// tokens' limits and the review submissions' spam limits.
 	limiter limits.Limiter
@@ -175,6 +178,9 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 		return nil, errors.Join(err, a.LastUse.Close(), store.Close())
 	}
 	if a.Images, err = openImages(cfg, core, a); err != nil {
+		return nil, errors.Join(err, a.LastUse.Close(), store.Close())
+	}
+	if a.Platform, err = openPlatform(cfg, core, a); err != nil {
 		return nil, errors.Join(err, a.LastUse.Close(), store.Close())
 	}
 	d := a.deps(a.readModelsChanged, true)

@@ -116,7 +116,7 @@ func TestPlatformScopesComparedOnTheImpliedSet(t *testing.T) {
 			t.Errorf("implied set %s lacks %s", implied, want)
 		}
 	}
-	missing := domain.MissingPlatformScopes([]string{"write_customers", "write_products"})
+	missing := domain.MissingPlatformScopes(domain.DeclaredPlatformScopes(), []string{"write_customers", "write_products"})
 	has := func(s string) bool {
 		for _, m := range missing {
 			if m == s {
@@ -128,7 +128,7 @@ func TestPlatformScopesComparedOnTheImpliedSet(t *testing.T) {
 	if has("read_customers") || has("read_products") || !has("read_themes") || !has("read_orders") {
 		t.Fatalf("missing = %v", missing)
 	}
-	if len(domain.MissingPlatformScopes(domain.DeclaredPlatformScopes())) != 0 {
+	if len(domain.MissingPlatformScopes(domain.DeclaredPlatformScopes(), domain.DeclaredPlatformScopes())) != 0 {
 		t.Fatal("the declared scopes miss something")
 	}
 }

@@ -101,6 +101,10 @@ type Shop struct {
 	Erased bool
 	// allowed is the CORS allow-list (hosts), see AllowedOrigins.
 	allowed []string
+	// Granted is the platform scope grant as last reported (AppInstalled,
+	// app/scopes_update); ScopesKnown is false until one was.
+	Granted     []string
+	ScopesKnown bool
 }
 
 // Apply folds an event into the shop.
@@ -115,6 +119,13 @@ func (s *Shop) Apply(e Event) {
 		s.Uninstalled, s.UninstalledAt, s.RetentionDueAt = true, ev.UninstalledAt, ev.RetentionDueAt
 	case *AppReinstalled:
 		s.Uninstalled, s.UninstalledAt, s.RetentionDueAt = false, time.Time{}, time.Time{}
+	case *AppInstalled:
+		s.Granted, s.ScopesKnown = ev.Granted, true
+		if ev.WebhookSecret != "" {
+			s.WebhookSecret = ev.WebhookSecret
+		}
+	case *ShopScopesUpdated:
+		s.Granted, s.ScopesKnown = ev.Granted, true
 	case *ShopErased:
 		s.Exists, s.Erased = false, true
 	}

@@ -10,7 +10,9 @@ import (
 
 	"github.com/cgp-platform/cgp/app"
 	"github.com/cgp-platform/cgp/channels/whatsapp"
+	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/httpapi"
+	"github.com/cgp-platform/cgp/platformapi"
 	"github.com/cgp-platform/cgp/projections"
 )
 
@@ -69,6 +71,12 @@ func bindServe(c *Config, fs *pflag.FlagSet) {
 	fs.StringVar(&c.ConciergeAPIURL, "concierge-api-url", "", "base address of the OpenAI-compatible chat-completions API the AI concierge answers through (up to and without /chat/completions, such as https://api.openai.com/v1); https, or http with --outbound-allow-private; empty: the embedded answerer (env CGP_CONCIERGE_API_URL)")
 	fs.StringVar(&c.ConciergeAPIKey, "concierge-api-key", "", "bearer key of --concierge-api-url; never logged; prefer the env twin CGP_CONCIERGE_API_KEY, as a flag shows in the process list")
 	fs.StringVar(&c.ConciergeModel, "concierge-model", "", "model of --concierge-api-url, such as gpt-4o-mini (env CGP_CONCIERGE_MODEL)")
+	fs.StringVar(&c.PlatformAPIURL, "platform-api-url", platformapi.DefaultBaseURL, "the commerce platform's address, {shop} standing for the shop's domain: its OAuth endpoints and Admin API are reached under it; https, or http with --outbound-allow-private (env CGP_PLATFORM_API_URL)")
+	fs.StringVar(&c.PlatformClientID, "platform-client-id", "", "the app's client id on the commerce platform; with --platform-client-secret it turns on /auth/install and the actions on the platform (env CGP_PLATFORM_CLIENT_ID)")
+	fs.StringVar(&c.PlatformClientSecret, "platform-client-secret", "", "the app's client secret on the commerce platform (it signs the platform's redirects and webhooks); never logged; prefer the env twin CGP_PLATFORM_CLIENT_SECRET, as a flag shows in the process list")
+	fs.StringSliceVar(&c.PlatformScopes, "platform-scopes", nil, "platform scopes the app requests at install, comma-separated; default: the specification's list and write_orders; installs whose grant lacks one are asked to re-consent (env CGP_PLATFORM_SCOPES)")
+	fs.StringVar(&c.PlatformShopSuffix, "platform-shop-suffix", platformapi.DefaultShopSuffix, "domain every shop domain of the platform ends with; none: any valid domain (env CGP_PLATFORM_SHOP_SUFFIX)")
+	fs.StringVar(&c.InstallPlan, "install-plan", string(domain.PlanStarter), "plan of a shop created by an install (env CGP_INSTALL_PLAN)")
 	fs.BoolVar(&c.Demo, "demo", false, "on an empty data directory, create a demo account, shop and token and print them (env CGP_DEMO)")
 }
 

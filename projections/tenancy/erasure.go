@@ -17,7 +17,7 @@ import (
 // the shop id and when it was erased, nothing else.
 func eraseShop(ctx context.Context, tx *sql.Tx, ev *domain.ShopErased) error {
 	if err := readmodel.DeleteShopRows(ctx, tx, ev.ShopID, readmodel.ShopRows("tokens"), readmodel.ShopRows("public_keys"),
-		readmodel.ShopRows("image_keys"), readmodel.ShopRows("credit_budgets"), readmodel.ShopRows("credit_months"),
+		readmodel.ShopRows("image_keys"), readmodel.ShopRows("credit_budgets"), readmodel.ShopRows("credit_months"), readmodel.ShopRows("platform_sessions"),
 		readmodel.ShopRows("shops")); err != nil {
 		return err
 	}

@@ -78,7 +78,7 @@ CREATE TABLE erased_shops (
 	shop_id   TEXT PRIMARY KEY,
 	erased_at INTEGER NOT NULL
 );
-`}, {Version: 6, SQL: creditsSQL}, {Version: 7, SQL: storefrontSQL}}
+`}, {Version: 6, SQL: creditsSQL}, {Version: 7, SQL: storefrontSQL}, {Version: 8, SQL: platformSQL}}
 
 // SecretLabel binds the sealed webhook secret of shops.webhook_secret
 // (envelope.Codec.SealSecret): Shop.WebhookSecret is sealed, and the
@@ -187,7 +187,7 @@ var cases = projections.NewTxCases(append([]projections.TxCase{
 			ON CONFLICT (key_id) DO NOTHING`, ev.KeyID, ev.ShopID, ev.Hash, scopes, ev.Imported, ev.CreatedAt.UnixMicro())
 		return err
 	}),
-}, append(creditCases(), storefrontCases()...)...)...)
+}, append(append(creditCases(), storefrontCases()...), platformCases()...)...)...)
 
 // Shop is a shop as authentication and the receivers need it.
 type Shop struct {
@@ -359,31 +359,6 @@ func (q *Queries) OriginAllowed(ctx context.Context, host string) (bool, error) 
 		return false, fmt.Errorf("origin lookup: %w", err)
 	}
 	return true, nil
-}
-
-// PlatformScopes is what a shop granted the app on the commerce platform.
-type PlatformScopes struct {
-	// Granted is the scope list as the platform stored it; Implied expands
-	// write_X to read_X; Missing lists the declared scopes not covered.
-	Granted, Implied, Missing []string
-}
-
-// ShopPlatformScopes returns the scopes a shop granted, compared on the
-// implied set.
-func (q *Queries) ShopPlatformScopes(ctx context.Context, shopID string) (PlatformScopes, error) {
-	var raw string
-	err := q.db.QueryRowContext(ctx, `SELECT granted_scopes FROM shops WHERE shop_id = ?`, shopID).Scan(&raw)
-	if errors.Is(err, sql.ErrNoRows) {
-		return PlatformScopes{}, domain.NotFound("shop")
-	}
-	if err != nil {
-		return PlatformScopes{}, fmt.Errorf("shop scopes: %w", err)
-	}
-	var granted []string
-	if err := json.Unmarshal([]byte(raw), &granted); err != nil {
-		return PlatformScopes{}, fmt.Errorf("shop %s scopes: %w", shopID, err)
-	}
-	return PlatformScopes{Granted: granted, Implied: domain.ImpliedPlatformScopes(granted), Missing: domain.MissingPlatformScopes(granted)}, nil
 }
 
 // Install is a shop's install state and app subscription.
