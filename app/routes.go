@@ -89,7 +89,7 @@ func mountOrders(a *App, r *mux.Router, _ Middleware) {
 // mountCatalog registers the catalog endpoints.
 func mountCatalog(a *App, r *mux.Router, idem Middleware) {
 	readapi.NewCatalog(a.Commerce, a.Auth, a.cursors, a.Runtime).Routes(r)
-	writeapi.NewCatalog(a.Commands, a.Auth, idem, a.Commerce, a.Runtime).Routes(r)
+	writeapi.NewCatalog(a.Commands, a.Auth, idem, a.Commerce, a.Runtime, platformActions{p: a.Platform, tenancy: a.Tenancy}).Routes(r)
 }
 
 // mountMessaging registers the messaging receivers: the messaging platform

@@ -38,6 +38,9 @@ import (
 //   - RecordStorefrontEvent (the pixel, record_storefront_event.go)
 //   - SetAttributionLookback (CLI, set_attribution_lookback.go)
 //   - CreateProduct, UpdateProduct, AdjustInventory (admin API, catalog.go)
+//   - RequestOrderCancellation, RequestOrderRefund, RecordOrderActionOutcome
+//     (the admin API's actions on orders, taken on the platform,
+//     orderactions.go)
 //   - CreateAudience, CreateCampaign, LaunchCampaign (campaign.go)
 //   - CreateJourney, UpdateJourney, EnrollByHand (admin API),
 //     EnrollInJourney (the enrollment reactor, journey.go)

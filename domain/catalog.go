@@ -73,6 +73,11 @@ type ProductUpdated struct {
 	// variant changed (absent in events recorded before they could change).
 	Variants  []VariantChange `json:"variants,omitempty"`
 	UpdatedAt time.Time       `json:"updated_at"`
+	// ExternalID is the platform's id of a product the platform owns
+	// (recorded from its webhooks): the change is then pushed to the
+	// platform. Empty for a product created through the API, and in
+	// events recorded before changes were pushed.
+	ExternalID string `json:"external_id,omitempty"`
 }
 
 // VariantChange is a change of one variant of a product: only the fields
@@ -134,6 +139,8 @@ type CatalogProduct struct {
 	ShopID  string
 	Exists  bool
 	Deleted bool
+	// ExternalID is the platform's id of a product the platform sent.
+	ExternalID string
 	// Variants are the ids of the product's variants, as last created,
 	// recorded from the platform or changed.
 	Variants map[string]bool
@@ -147,7 +154,7 @@ func (p *CatalogProduct) Apply(e Event) {
 		p.setVariants(ev.Variants)
 	case *ProductRecorded:
 		if !ev.Stale {
-			p.ShopID, p.Exists = ev.ShopID, true
+			p.ShopID, p.Exists, p.ExternalID = ev.ShopID, true, ev.ExternalID
 			p.setVariants(ev.Variants)
 		}
 	case *ProductDeleted:
@@ -249,7 +256,7 @@ func (p *CatalogProduct) Update(shopID, productID string, c ProductChanges, now 
 	if p.Deleted {
 		return nil, Conflict("the product is deleted")
 	}
-	ev := &ProductUpdated{ProductID: productID, ShopID: shopID, UpdatedAt: now.UTC()}
+	ev := &ProductUpdated{ProductID: productID, ShopID: shopID, UpdatedAt: now.UTC(), ExternalID: p.ExternalID}
 	if c.Title == nil && c.Status == nil && c.Vendor == nil && c.ProductType == nil && c.Tags == nil && len(c.Variants) == 0 {
 		return nil, Invalid("data.attributes", "nothing to change: send title, status, tags, vendor, product_type or variants")
 	}

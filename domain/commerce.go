@@ -160,17 +160,29 @@ type RefundRecorded struct {
 // EventType implements Event.
 func (RefundRecorded) EventType() string { return "RefundRecorded" }
 
-// Order is the order aggregate: what supersession and refunds need.
+// Order is the order aggregate: what supersession, refunds and the admin
+// API's order actions need.
 type Order struct {
 	ID         string
 	ShopID     string
 	CustomerID string
+	ExternalID string
 	Currency   string
 	Exists     bool
 	UpdatedAt  time.Time
 	Revision   uint64 // stream revision of the current snapshot
 	Refunds    map[string]bool
-	applied    uint64 // events folded so far: the next event's revision
+	// Total, CancelledAt and Lines (line id → quantity ordered) are the
+	// current snapshot's; Refunded sums the refunds recorded.
+	Total       Amount
+	Refunded    Amount
+	CancelledAt time.Time
+	Lines       map[string]int
+	applied     uint64 // events folded so far: the next event's revision
+	// actions are the order actions requested through the admin API;
+	// refundedExternal the platform ids of the refunds recorded.
+	actions          map[string]*orderAction
+	refundedExternal map[string]bool
 }
 
 // Apply folds an event into the order.
@@ -184,11 +196,29 @@ func (o *Order) Apply(e Event) {
 		}
 		o.ID, o.ShopID, o.Exists = ev.OrderID, ev.ShopID, true
 		o.CustomerID, o.Currency, o.UpdatedAt, o.Revision = ev.CustomerID, ev.Currency, ev.UpdatedAt, rev
+		o.ExternalID, o.Total, o.CancelledAt = ev.ExternalID, ev.TotalPrice, ev.CancelledAt
+		o.Lines = make(map[string]int, len(ev.Lines))
+		for _, l := range ev.Lines {
+			o.Lines[l.LineID] += l.Quantity
+		}
+		if o.Cancelled() {
+			for _, a := range o.actions {
+				if a.kind == OrderActionCancel && a.live() {
+					a.status = ActionStatusConfirmed
+				}
+			}
+		}
 	case *RefundRecorded:
 		if o.Refunds == nil {
 			o.Refunds = map[string]bool{}
 		}
+		if !o.Refunds[ev.RefundID] {
+			o.Refunded += ev.Amount
+		}
 		o.Refunds[ev.RefundID] = true
+		o.confirmRefund(ev.ExternalID)
+	case *OrderCancellationRequested, *OrderRefundRequested, *OrderActionSubmitted, *OrderActionFailed:
+		o.applyAction(e)
 	}
 }
 

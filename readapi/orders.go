@@ -241,6 +241,67 @@ type OrderAttributes struct {
 	ProcessedAt       *time.Time        `json:"processed_at"`
 	CancelledAt       *time.Time        `json:"cancelled_at"`
 	Redacted          bool              `json:"redacted"`
+	// Actions are the cancellations and refunds asked for through the
+	// admin API, oldest first, with their status on the platform.
+	Actions []OrderAction `json:"actions"`
+}
+
+// OrderAction is a cancellation or refund of an order asked for through
+// the admin API: requested (recorded, the platform not answered yet),
+// submitted (the platform accepted it; its webhook will confirm it),
+// confirmed (the platform's orders/updated or refunds/create showed it
+// done) or failed (error names the platform's refusal or failure).
+type OrderAction struct {
+	ID               string              `json:"id"`
+	Kind             string              `json:"kind"`
+	Status           string              `json:"status"`
+	Reason           *string             `json:"reason"`
+	Amount           *float64            `json:"amount"`
+	Currency         *string             `json:"currency"`
+	LineItems        []OrderActionLine   `json:"line_items"`
+	PlatformJobID    *string             `json:"platform_job_id"`
+	PlatformRefundID *string             `json:"platform_refund_id"`
+	Error            *OrderActionFailure `json:"error"`
+	RequestedAt      time.Time           `json:"requested_at"`
+	SubmittedAt      *time.Time          `json:"submitted_at"`
+	ConfirmedAt      *time.Time          `json:"confirmed_at"`
+	FailedAt         *time.Time          `json:"failed_at"`
+}
+
+// OrderActionLine is a line of a refund action.
+type OrderActionLine struct {
+	LineItemID string `json:"line_item_id"`
+	Quantity   int    `json:"quantity"`
+	Restock    bool   `json:"restock"`
+}
+
+// OrderActionFailure is why an order action failed: the admin API's error
+// code it was answered with and the platform's message.
+type OrderActionFailure struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// orderActions renders an order's actions.
+func orderActions(as []commerce.OrderAction) []OrderAction {
+	out := make([]OrderAction, len(as))
+	for i, a := range as {
+		v := OrderAction{ID: a.ID, Kind: a.Kind, Status: a.Status, Reason: emptyAsNull(a.Reason), LineItems: []OrderActionLine{},
+			PlatformJobID: emptyAsNull(a.PlatformJobID), PlatformRefundID: emptyAsNull(a.PlatformRefundID), RequestedAt: a.RequestedAt,
+			SubmittedAt: zeroTimeAsNull(a.SubmittedAt), ConfirmedAt: zeroTimeAsNull(a.ConfirmedAt), FailedAt: zeroTimeAsNull(a.FailedAt)}
+		if a.Kind == domain.OrderActionRefund {
+			amount := a.Amount.Float()
+			v.Amount, v.Currency = &amount, emptyAsNull(a.Currency)
+			for _, l := range a.Lines {
+				v.LineItems = append(v.LineItems, OrderActionLine{LineItemID: l.LineID, Quantity: l.Quantity, Restock: l.Restock})
+			}
+		}
+		if a.ErrorCode != "" {
+			v.Error = &OrderActionFailure{Code: a.ErrorCode, Message: a.ErrorMessage}
+		}
+		out[i] = v
+	}
+	return out
 }
 
 // OrderLineItem is one line of an order in the admin API.
@@ -266,6 +327,7 @@ func OrderResource(o *commerce.Order) httpapi.Resource {
 		DiscountCodes: nonNil(o.DiscountCodes), Tags: nonNil(o.Tags), LandingSite: o.LandingSite, ReferringSite: o.ReferringSite,
 		UTM: nilMapAsEmpty(o.UTM), ClickIDs: nilMapAsEmpty(o.ClickIDs), CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt,
 		ProcessedAt: zeroTimeAsNull(o.ProcessedAt), CancelledAt: zeroTimeAsNull(o.CancelledAt), Redacted: o.Redacted,
+		Actions: orderActions(o.Actions),
 	}
 	if attrs.FulfillmentStatus == "" {
 		attrs.FulfillmentStatus = commerce.FulfillmentUnfulfilled

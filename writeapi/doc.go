@@ -3,5 +3,10 @@
 // position the command reached (header X-Event-Position). It never writes
 // a read model.
 //
-// It imports domain, auth, commands, httpapi and readapi (for rendering).
+// The order actions (orderactions.go) and the product pushes act on the
+// commerce platform through the Platform port (platform sessions and
+// platformapi calls), which app implements.
+//
+// It imports domain, auth, commands, httpapi, platform, platformapi and
+// readapi (for rendering).
 package writeapi

@@ -3,6 +3,7 @@ package writeapi
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -13,24 +14,29 @@ import (
 	"github.com/cgp-platform/cgp/commands"
 	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/httpapi"
+	"github.com/cgp-platform/cgp/platform"
+	"github.com/cgp-platform/cgp/platformapi"
 	"github.com/cgp-platform/cgp/projections/commerce"
 	"github.com/cgp-platform/cgp/readapi"
 )
 
 // Catalog serves the product and inventory writes.
 type Catalog struct {
-	idem func(http.Handler) http.Handler
-	cmds *commands.Handler
-	auth *auth.Authenticator
-	q    *commerce.Queries
-	wait readapi.Waiter
+	idem     func(http.Handler) http.Handler
+	cmds     *commands.Handler
+	auth     *auth.Authenticator
+	q        *commerce.Queries
+	wait     readapi.Waiter
+	platform Platform
 }
 
 // NewCatalog returns the product and inventory write handlers. idem wraps
 // every write in Idempotency-Key handling (inside authentication, so keys
-// are scoped to the token).
-func NewCatalog(cmds *commands.Handler, a *auth.Authenticator, idem func(http.Handler) http.Handler, q *commerce.Queries, wait readapi.Waiter) *Catalog {
-	return &Catalog{cmds: cmds, auth: a, idem: idem, q: q, wait: wait}
+// are scoped to the token). A change of a product the platform owns is
+// pushed to it through p (see handleProductPatch).
+func NewCatalog(cmds *commands.Handler, a *auth.Authenticator, idem func(http.Handler) http.Handler, q *commerce.Queries, wait readapi.Waiter,
+	p Platform) *Catalog {
+	return &Catalog{cmds: cmds, auth: a, idem: idem, q: q, wait: wait, platform: p}
 }
 
 // Routes registers the product and inventory writes.
@@ -182,7 +188,10 @@ func parseMoney(field string, raw json.RawMessage) (domain.Amount, error) {
 // handleProductPatch changes a product. It answers with the product as the
 // read model shows it once the projection caught up with the command
 // (bounded by httpapi.MaxWait); if the projection is slower, with the row
-// as it was and the command's changes applied.
+// as it was and the command's changes applied. The change is recorded
+// first; a product the platform owns is then pushed to it, and
+// data.meta.platform_sync says how that went (see pushProduct): the
+// recorded change stands whatever the platform answers.
 func (c *Catalog) handleProductPatch(w http.ResponseWriter, r *http.Request) {
 	p, _ := auth.FromContext(r.Context())
 	var body productPatchBody
@@ -201,10 +210,18 @@ func (c *Catalog) handleProductPatch(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteError(w, r, err)
 		return
 	}
+	sync := c.pushProduct(r.Context(), p.ShopID, ev)
 	readapi.ServeWritten(w, r, c.wait, commerce.Name, res.Position, http.StatusOK,
 		func(ctx context.Context) (*commerce.Product, error) { return c.q.Product(ctx, p.ShopID, id) },
 		func(prod *commerce.Product) { applyChanges(prod, body, ev) },
-		readapi.ProductResource)
+		func(prod *commerce.Product) httpapi.Resource {
+			res := readapi.ProductResource(prod)
+			if res.Meta == nil {
+				res.Meta = map[string]any{}
+			}
+			res.Meta["platform_sync"] = sync
+			return res
+		})
 }
 
 // applyChanges shows a validated change on a read-model row that has not
@@ -221,4 +238,53 @@ func applyChanges(p *commerce.Product, b productPatchBody, ev *domain.ProductUpd
 	if ev != nil {
 		commerce.ApplyVariantChanges(p.Variants, ev.Variants)
 	}
+}
+
+// Statuses of a product change's push to the platform
+// (data.meta.platform_sync.status).
+const (
+	SyncPushed     = "pushed"
+	SyncNotPushed  = "not_pushed"
+	SyncPushFailed = "push_failed"
+)
+
+// pushProduct pushes a recorded product change to the platform and says
+// how it went: pushed; not_pushed with a reason (not_platform_product: the
+// API created it; platform_not_connected: the shop has no session;
+// platform_scope_missing: the shop did not grant write_products, with the
+// re-authorisation link); push_failed with the error the platform's
+// failure maps to (its code, message and details, user_errors included).
+// The platform's products/update webhook brings its state back.
+func (c *Catalog) pushProduct(ctx context.Context, shopID string, ev *domain.ProductUpdated) map[string]any {
+	if ev.ExternalID == "" || c.platform == nil {
+		return map[string]any{"status": SyncNotPushed, "reason": "not_platform_product"}
+	}
+	s, err := connect(ctx, c.platform, shopID, PlatformScopeProducts)
+	var he *httpapi.Error
+	if err != nil && errors.As(err, &he) && (he.Code == platform.CodeNotConnected || he.Code == platform.CodeScopeMissing) {
+		out := map[string]any{"status": SyncNotPushed, "reason": he.Code, "reauthorize_url": he.Details["reauthorize_url"]}
+		if he.Code == platform.CodeScopeMissing {
+			out["platform_scope"] = PlatformScopeProducts
+		}
+		return out
+	}
+	if err == nil {
+		in := platformapi.UpdateProduct{ProductID: ev.ExternalID, Title: ev.Title, Status: ev.Status, Vendor: ev.Vendor,
+			ProductType: ev.ProductType, Tags: ev.Tags}
+		for _, v := range ev.Variants {
+			in.Variants = append(in.Variants, platformapi.UpdateVariant{VariantID: v.VariantID, Price: v.Price, CompareAtPrice: v.CompareAtPrice,
+				ClearCompareAtPrice: v.CompareAtPriceCleared, SKU: v.SKU})
+		}
+		if err = c.platform.UpdateProduct(ctx, s, in); err == nil {
+			return map[string]any{"status": SyncPushed}
+		}
+		err = platform.HTTPError(err, c.platform.Reauthorize(ctx, shopID))
+	}
+	failure := map[string]any{"code": "internal_error", "message": "the push to the platform failed"}
+	if errors.As(err, &he) {
+		failure = map[string]any{"code": he.Code, "message": he.Message, "details": he.Details}
+	} else {
+		httpapi.Logger(ctx).Error().Err(err).Str("shop_id", shopID).Msg("push a product change to the platform")
+	}
+	return map[string]any{"status": SyncPushFailed, "error": failure}
 }

@@ -95,12 +95,16 @@ func (q *Queries) ListOrders(ctx context.Context, lq OrderListQuery) ([]Order, *
 	if err != nil {
 		return nil, nil, err
 	}
-	if len(out) <= lq.Limit {
-		return out, nil, nil
+	var next *OrderKey
+	if len(out) > lq.Limit {
+		out = out[:lq.Limit]
+		last := &out[len(out)-1]
+		next = &OrderKey{Value: orderSortValue(last, lq.Sort), ID: last.ID}
 	}
-	out = out[:lq.Limit]
-	last := &out[len(out)-1]
-	return out, &OrderKey{Value: orderSortValue(last, lq.Sort), ID: last.ID}, nil
+	if err := q.attachActions(ctx, lq.Shop, out); err != nil {
+		return nil, nil, err
+	}
+	return out, next, nil
 }
 
 // orderConditions are the query's filters as SQL conditions and arguments.

@@ -195,7 +195,7 @@ CREATE INDEX privacy_requests_shop ON privacy_requests (shop_id, received_at);
 -- orders_shop_customer_created (migration 2) serves every query this one
 -- did; one index fewer to update per order.
 DROP INDEX IF EXISTS orders_customer;
-`}}
+`}, {Version: 5, SQL: orderActionsTable}}
 
 // cases are the commerce projector's dispatch: the event types it folds
 // are read from them (Projector.Types).
@@ -205,16 +205,23 @@ var cases = projections.NewTxCases(append([]projections.TxCase{
 			readmodel.ShopRows("orders"), readmodel.ShopRows("refunds"), readmodel.ShopRows("products"),
 			readmodel.ShopRows("product_variants"), readmodel.ShopRows("inventory_levels"), readmodel.ShopRows("carts"),
 			readmodel.ShopRows("checkouts"), readmodel.ShopRows("subscription_contracts"),
-			readmodel.ShopRows("billing_attempts"), readmodel.ShopRows("themes"), readmodel.ShopRows("privacy_requests"))
+			readmodel.ShopRows("billing_attempts"), readmodel.ShopRows("themes"), readmodel.ShopRows("privacy_requests"),
+			readmodel.ShopRows("order_actions"))
 	}),
 	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.CustomerErased, _ *projections.DecodedEvent) error {
 		return eraseCustomer(ctx, tx, ev)
 	}),
 	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.OrderRecorded, e *projections.DecodedEvent) error {
-		return applyOrder(ctx, tx, ev, len(e.Redacted) > 0, int64(e.Position))
+		if err := applyOrder(ctx, tx, ev, len(e.Redacted) > 0, int64(e.Position)); err != nil {
+			return err
+		}
+		return confirmCancellation(ctx, tx, ev, int64(e.Position))
 	}),
 	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.RefundRecorded, e *projections.DecodedEvent) error {
-		return applyRefund(ctx, tx, ev, int64(e.Position))
+		if err := applyRefund(ctx, tx, ev, int64(e.Position)); err != nil {
+			return err
+		}
+		return confirmRefund(ctx, tx, ev, int64(e.Position))
 	}),
 	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.ProductRecorded, e *projections.DecodedEvent) error {
 		return applyProduct(ctx, tx, ev, int64(e.Position))
@@ -290,7 +297,7 @@ var cases = projections.NewTxCases(append([]projections.TxCase{
 	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.ShopRedactRequested, e *projections.DecodedEvent) error {
 		return insertPrivacyRequest(ctx, tx, &e.Event, ev.ShopID, "shop/redact", "", "", nil)
 	}),
-}, catalogCases...)...)
+}, append(catalogCases, orderActionCases...)...)...)
 
 // Projector returns the commerce projector.
 func Projector(codec *envelope.Codec) projections.Projector {

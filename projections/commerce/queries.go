@@ -35,15 +35,22 @@ type Order struct {
 	Snapshots                                      int
 	Redacted                                       bool
 	Version                                        uint64
+	// Actions are the order's actions taken through the admin API, oldest
+	// first (filled by Order and ListOrders).
+	Actions []OrderAction
 }
 
-// Order returns an order of a shop.
+// Order returns an order of a shop with its actions.
 func (q *Queries) Order(ctx context.Context, shop, id string) (*Order, error) {
 	o, err := scanOrder(q.db.QueryRowContext(ctx, `SELECT `+orderColumns+` FROM orders WHERE order_id = ? AND shop_id = ?`, id, shop))
 	if err := readmodel.FindError(err, "order"); err != nil {
 		return nil, err
 	}
-	return &o, nil
+	one := []Order{o}
+	if err := q.attachActions(ctx, shop, one); err != nil {
+		return nil, err
+	}
+	return &one[0], nil
 }
 
 // Product is a row of the products read model.
