@@ -306,6 +306,8 @@ func orderActions(as []commerce.OrderAction) []OrderAction {
 
 // OrderLineItem is one line of an order in the admin API.
 type OrderLineItem struct {
+	// ID is the platform's id of the line (a refund's line_item_id).
+	ID        string  `json:"id"`
 	ProductID *string `json:"product_id"`
 	VariantID *string `json:"variant_id"`
 	SKU       string  `json:"sku"`
@@ -336,7 +338,7 @@ func OrderResource(o *commerce.Order) httpapi.Resource {
 		attrs.Email = nil
 	}
 	for i, l := range o.Lines {
-		attrs.LineItems[i] = OrderLineItem{ProductID: emptyAsNull(l.ProductID), VariantID: emptyAsNull(l.VariantID), SKU: l.SKU,
+		attrs.LineItems[i] = OrderLineItem{ID: l.LineID, ProductID: emptyAsNull(l.ProductID), VariantID: emptyAsNull(l.VariantID), SKU: l.SKU,
 			Title: l.Title, Quantity: l.Quantity, Price: l.Price.Float()}
 	}
 	res := httpapi.Resource{ID: o.ID, Type: "order", Attributes: attrs}
