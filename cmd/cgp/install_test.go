@@ -51,7 +51,6 @@ func shopPlatform(t *testing.T, s *testServer, v *openapitest.Validator, tn tena
 	return r.json(t)["data"].(map[string]any)["attributes"].(map[string]any)["platform"].(map[string]any)
 }
 
-
 func TestInstallThroughThePlatform(t *testing.T) {
 	dir := t.TempDir()
 	fp := newFakePlatform(t)
