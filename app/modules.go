@@ -227,6 +227,10 @@ func Modules() []Module {
 		Jobs:     []BackgroundJob{{"erasure_followups", erasureFollowupsJob}, {"data_exports", dataExportsJob}},
 		Commands: []string{"gdpr", "shops privacy"},
 	}, {
+		Name:   "install",
+		Routes: []Route{{"platform.Installer", mountInstall}},
+		Jobs:   []BackgroundJob{{"platform_webhooks", platformWebhooksJob}, {"platform_reconsent", platformReconsentJob}},
+	}, {
 		Name:     "platform",
 		Jobs:     []BackgroundJob{{"projections", projectionsJob}, {"read_model_versions", readModelVersionsJob}},
 		Routes:   []Route{{"httpapi.Ops", mountOps}, {"openapi", mountOpenAPI}},

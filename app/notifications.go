@@ -34,7 +34,8 @@ func mountNotifications(a *App, r *mux.Router, idem Middleware) {
 
 // mountShop registers the shop's settings (GET and PATCH /api/v1/shop).
 func mountShop(a *App, r *mux.Router, idem Middleware) {
-	read := readapi.NewShop(a.Tenancy, notifications.NewQueries(a.Store.DB()), conciergereplies.NewQueries(a.Store.DB()), a.Auth, a.Runtime)
+	read := readapi.NewShop(a.Tenancy, notifications.NewQueries(a.Store.DB()), conciergereplies.NewQueries(a.Store.DB()), a.Auth, a.Runtime,
+		readapi.PlatformGrants{Declared: a.Platform.Declared, Reauthorize: a.Platform.Reauthorize})
 	read.Routes(r)
 	writeapi.NewShop(a.Commands, a.Auth, idem, read).Routes(r)
 }

@@ -183,6 +183,11 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 	if a.Platform, err = openPlatform(cfg, core, a); err != nil {
 		return nil, errors.Join(err, a.LastUse.Close(), store.Close())
 	}
+	changed := a.readModelsChanged
+	a.readModelsChanged = func() {
+		changed()
+		a.Platform.wake()
+	}
 	d := a.deps(a.readModelsChanged, true)
 	for _, p := range append(Projectors(d), Reactors(d)...) {
 		if err := store.Migrate(ctx, p.Name, p.Migrations); err != nil {

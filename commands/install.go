@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/google/uuid"
 
@@ -172,4 +173,14 @@ func (h *Handler) LoadPlatformSession(ctx context.Context, shopID string) (domai
 		err = domain.NotFound("platform session")
 	}
 	return s, rev, err
+}
+
+// RecordWebhooksRegistered records the app's webhook subscriptions
+// registered on the platform for a grant.
+func (h *Handler) RecordWebhooksRegistered(ctx context.Context, ev domain.PlatformWebhooksRegistered, meta Meta) (Result, error) {
+	if ev.RegisteredAt.IsZero() {
+		ev.RegisteredAt = h.now().UTC()
+	}
+	id := eventlog.DeterministicID("platform-webhooks", ev.ShopID, strings.Join(ev.Grant, ","), ev.Address)
+	return h.recordFact(ctx, ev.ShopID, domain.PlatformWebhooksStream(ev.ShopID), id, &ev, meta)
 }

@@ -41,13 +41,14 @@ const (
 	AnomalyAICreditsExhausted   = "ai_credits_exhausted"
 	AnomalyAuthBruteForce       = "auth_brute_force"
 	AnomalyConversationEscalate = "conversation_escalated"
+	AnomalyPlatformReconsent    = "platform_reconsent_required"
 )
 
 // AnomalyKinds lists the kinds.
 func AnomalyKinds() []string {
 	return []string{AnomalyTemplatePaused, AnomalyTemplateRejected, AnomalyNumberQualityYellow, AnomalyNumberQualityRed,
 		AnomalyWebhookFailing, AnomalyWebhookDisabled, AnomalyExportFailing, AnomalyAICreditsLow, AnomalyAICreditsExhausted,
-		AnomalyAuthBruteForce, AnomalyConversationEscalate}
+		AnomalyAuthBruteForce, AnomalyConversationEscalate, AnomalyPlatformReconsent}
 }
 
 // Anomaly limits.

@@ -1,6 +1,9 @@
 package domain
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // installEvents lists the events of installing the app through the
 // platform's OAuth flow and of the stored platform session.
@@ -8,6 +11,7 @@ func installEvents() []EventSpec {
 	return []EventSpec{
 		{Name: "AppInstalled", Version: 1, New: func() Event { return &AppInstalled{} }},
 		{Name: "PlatformSessionStored", Version: 1, New: func() Event { return &PlatformSessionStored{} }},
+		{Name: "PlatformWebhooksRegistered", Version: 1, New: func() Event { return &PlatformWebhooksRegistered{} }},
 	}
 }
 
@@ -86,3 +90,26 @@ func (s *PlatformSession) Apply(e Event) {
 		s.Exists, s.AccessToken, s.RefreshToken, s.ExpiresAt, s.Scopes = true, ev.AccessToken, ev.RefreshToken, ev.ExpiresAt, ev.Scopes
 	}
 }
+
+// PlatformWebhooksStream is the stream of a shop's webhook registrations
+// on the platform.
+func PlatformWebhooksStream(shopID string) string { return "platformwebhooks-" + shopID }
+
+// PlatformWebhooksRegistered: the app's webhook subscriptions were
+// registered on the platform for a grant (its implied set): Topics at
+// Address, Withheld for want of a scope (registered once a scopes update
+// grants it).
+type PlatformWebhooksRegistered struct {
+	ShopID       string    `json:"shop_id"`
+	Grant        []string  `json:"grant"`
+	Topics       []string  `json:"topics"`
+	Withheld     []string  `json:"withheld,omitempty"`
+	Address      string    `json:"address"`
+	RegisteredAt time.Time `json:"registered_at"`
+}
+
+// EventType implements Event.
+func (PlatformWebhooksRegistered) EventType() string { return "PlatformWebhooksRegistered" }
+
+// GrantKey is the implied set of a grant as one comparable string.
+func GrantKey(granted []string) string { return strings.Join(ImpliedPlatformScopes(granted), ",") }

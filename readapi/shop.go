@@ -26,13 +26,21 @@ type Shop struct {
 	concierge *conciergereplies.Queries
 	auth      *auth.Authenticator
 	wait      Waiter
+	platform  PlatformGrants
+}
+
+// PlatformGrants is what the shop view's platform section needs: the
+// scopes the app declares and the re-authorisation link of a domain.
+type PlatformGrants struct {
+	Declared    []string
+	Reauthorize func(shopDomain string) string
 }
 
 // NewShop returns the shop settings' read handler: the notification
 // settings from the notifications read model, the concierge's from the
 // concierge reactor's table.
-func NewShop(t *tenancy.Queries, q *notifications.Queries, c *conciergereplies.Queries, a *auth.Authenticator, wait Waiter) *Shop {
-	return &Shop{tenancy: t, q: q, concierge: c, auth: a, wait: wait}
+func NewShop(t *tenancy.Queries, q *notifications.Queries, c *conciergereplies.Queries, a *auth.Authenticator, wait Waiter, pg PlatformGrants) *Shop {
+	return &Shop{tenancy: t, q: q, concierge: c, auth: a, wait: wait, platform: pg}
 }
 
 // Routes registers GET /api/v1/shop.
@@ -59,6 +67,7 @@ type ShopView struct {
 	ID, Domain, Plan, ContactEmail string
 	Notifications                  domain.NotificationSettings
 	Concierge                      domain.ConciergeSettings
+	Platform                       PlatformIO
 }
 
 // Load reads a shop's settings.
@@ -75,7 +84,82 @@ func (s *Shop) Load(ctx context.Context, shop string) (*ShopView, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &ShopView{ID: sh.ID, Domain: sh.Domain, Plan: string(sh.Plan), ContactEmail: contact, Notifications: settings, Concierge: cs}, nil
+	pv, err := s.platformView(ctx, shop, sh.Domain)
+	if err != nil {
+		return nil, err
+	}
+	return &ShopView{ID: sh.ID, Domain: sh.Domain, Plan: string(sh.Plan), ContactEmail: contact, Notifications: settings, Concierge: cs,
+		Platform: pv}, nil
+}
+
+// PlatformIO is the shop's connection to the commerce platform as the API
+// shows it: whether a session is stored, the declared, granted and
+// implied scopes, the declared ones missing (re-consent), and every
+// feature gated on a platform scope with whether it is on and why not.
+type PlatformIO struct {
+	Connected      bool                `json:"connected"`
+	GrantKnown     bool                `json:"grant_known"`
+	Declared       []string            `json:"declared"`
+	Granted        []string            `json:"granted"`
+	Implied        []string            `json:"implied"`
+	Missing        []string            `json:"missing"`
+	NeedsReconsent bool                `json:"needs_reconsent"`
+	ReauthorizeURL string              `json:"reauthorize_url"`
+	Features       []PlatformFeatureIO `json:"features"`
+}
+
+// PlatformFeatureIO is one feature gated on a platform scope.
+type PlatformFeatureIO struct {
+	Name          string  `json:"name"`
+	PlatformScope string  `json:"platform_scope"`
+	Description   string  `json:"description"`
+	Available     bool    `json:"available"`
+	Reason        *string `json:"reason"`
+}
+
+// platformView builds the platform section of a shop.
+func (s *Shop) platformView(ctx context.Context, shop, shopDomain string) (PlatformIO, error) {
+	ps, err := s.tenancy.ShopPlatformScopes(ctx, shop)
+	if err != nil {
+		return PlatformIO{}, err
+	}
+	connected, err := s.tenancy.HasSession(ctx, shop)
+	if err != nil {
+		return PlatformIO{}, err
+	}
+	declared := s.platform.Declared
+	if declared == nil {
+		declared = domain.DeclaredPlatformScopes()
+	}
+	v := PlatformIO{Connected: connected, GrantKnown: ps.Known, Declared: declared, Granted: nonNilStrings(ps.Granted),
+		Implied: nonNilStrings(ps.Implied), Missing: nonNilStrings(ps.Missing(declared))}
+	v.NeedsReconsent = ps.Known && len(v.Missing) > 0
+	if s.platform.Reauthorize != nil {
+		v.ReauthorizeURL = s.platform.Reauthorize(shopDomain)
+	}
+	for _, f := range domain.PlatformFeatures() {
+		fv := PlatformFeatureIO{Name: f.Name, PlatformScope: f.Scope, Description: f.Description, Available: ps.Known && ps.Has(f.Scope)}
+		if !fv.Available {
+			fv.Reason = optional(PlatformScopeReason(ps.Known, f.Scope))
+		}
+		v.Features = append(v.Features, fv)
+	}
+	return v, nil
+}
+
+// PlatformScopeReason says why a feature needing scope is off.
+func PlatformScopeReason(known bool, scope string) string {
+	if !known {
+		return "the shop's platform grant is not known: it was not installed through /auth/install and the platform has not reported its scopes"
+	}
+	return "the shop has not granted the platform scope " + scope + ": the merchant re-authorises the app to grant it"
+}
+
+func nonNilStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }
 
 // ShopAttributes are the shop's attributes in the admin API.
@@ -85,6 +169,7 @@ type ShopAttributes struct {
 	ContactEmail  *string                `json:"contact_email"`
 	Notifications NotificationSettingsIO `json:"notifications"`
 	Concierge     ConciergeSettingsIO    `json:"concierge"`
+	Platform      PlatformIO             `json:"platform"`
 }
 
 // ConciergeSettingsIO are the AI concierge's settings as the API shows
@@ -130,5 +215,6 @@ func ShopResource(v *ShopView) httpapi.Resource {
 	return httpapi.Resource{ID: v.ID, Type: "shop", Attributes: ShopAttributes{Domain: v.Domain, Plan: v.Plan,
 		ContactEmail: optional(v.ContactEmail), Notifications: NotificationSettingsIO{Emails: emails,
 			ChatNumber: optional(v.Notifications.ChatNumber), Channels: ch, QuietHours: v.Notifications.QuietHours},
-		Concierge: ConciergeSettingsIO{Policies: policies, Keywords: keywords, Threshold: v.Concierge.Threshold}}}
+		Concierge: ConciergeSettingsIO{Policies: policies, Keywords: keywords, Threshold: v.Concierge.Threshold},
+		Platform:  v.Platform}}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/cgp-platform/cgp/domain"
@@ -18,6 +19,8 @@ import (
 const platformSQL = `
 ALTER TABLE shops ADD COLUMN scopes_known INTEGER NOT NULL DEFAULT 0;
 UPDATE shops SET scopes_known = 1 WHERE granted_scopes <> '[]';
+ALTER TABLE shops ADD COLUMN grant_key TEXT NOT NULL DEFAULT '';
+ALTER TABLE shops ADD COLUMN webhooks_grant TEXT NOT NULL DEFAULT '';
 CREATE TABLE platform_sessions (
 	shop_id            TEXT PRIMARY KEY,
 	access_token       TEXT NOT NULL,
@@ -35,9 +38,19 @@ func platformCases() []projections.TxCase {
 	return []projections.TxCase{
 		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.AppInstalled, _ *projections.DecodedEvent) error {
 			granted, _ := json.Marshal(nonNil(ev.Granted))
-			_, err := tx.ExecContext(ctx, `UPDATE shops SET granted_scopes = ?, scopes_known = 1,
+			_, err := tx.ExecContext(ctx, `UPDATE shops SET granted_scopes = ?, scopes_known = 1, grant_key = ?,
 				webhook_secret = CASE WHEN ? = '' THEN webhook_secret ELSE ? END WHERE shop_id = ?`,
-				string(granted), ev.WebhookSecret, ev.WebhookSecret, ev.ShopID)
+				string(granted), domain.GrantKey(ev.Granted), ev.WebhookSecret, ev.WebhookSecret, ev.ShopID)
+			return err
+		}),
+		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.ShopScopesUpdated, _ *projections.DecodedEvent) error {
+			granted, _ := json.Marshal(nonNil(ev.Granted))
+			_, err := tx.ExecContext(ctx, `UPDATE shops SET granted_scopes = ?, scopes_known = 1, grant_key = ? WHERE shop_id = ?`,
+				string(granted), domain.GrantKey(ev.Granted), ev.ShopID)
+			return err
+		}),
+		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.PlatformWebhooksRegistered, _ *projections.DecodedEvent) error {
+			_, err := tx.ExecContext(ctx, `UPDATE shops SET webhooks_grant = ? WHERE shop_id = ?`, strings.Join(ev.Grant, ","), ev.ShopID)
 			return err
 		}),
 		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.PlatformSessionStored, e *projections.DecodedEvent) error {
@@ -142,4 +155,32 @@ func (q *Queries) PlatformSession(ctx context.Context, shopID string) (*Session,
 	}
 	s.ExpiresAt, s.RefreshExpiresAt, s.StoredAt = readmodel.Time(exp), readmodel.Time(rexp), readmodel.Time(stored)
 	return &s, json.Unmarshal([]byte(scopes), &s.Scopes)
+}
+
+// PendingRegistration is a shop whose webhook subscriptions on the
+// platform lag its grant.
+type PendingRegistration struct {
+	ShopID, Domain string
+	Granted        []string
+}
+
+// PendingRegistrations lists the installed shops with a session whose
+// last webhook registration was for another grant (or none).
+func (q *Queries) PendingRegistrations(ctx context.Context) ([]PendingRegistration, error) {
+	return readmodel.List(ctx, q.db, "pending registrations", func(s readmodel.Scanner) (PendingRegistration, error) {
+		var p PendingRegistration
+		var raw string
+		if err := s.Scan(&p.ShopID, &p.Domain, &raw); err != nil {
+			return PendingRegistration{}, err
+		}
+		return p, json.Unmarshal([]byte(raw), &p.Granted)
+	}, `SELECT s.shop_id, s.domain, s.granted_scopes FROM shops s JOIN platform_sessions p ON p.shop_id = s.shop_id
+		WHERE s.scopes_known = 1 AND s.uninstalled_at = 0 AND s.grant_key <> s.webhooks_grant ORDER BY s.shop_id`)
+}
+
+// HasSession reports whether a shop has a stored platform session.
+func (q *Queries) HasSession(ctx context.Context, shopID string) (bool, error) {
+	var n int
+	err := q.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM platform_sessions WHERE shop_id = ?`, shopID).Scan(&n)
+	return n > 0, err
 }

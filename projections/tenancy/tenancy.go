@@ -129,11 +129,6 @@ var cases = projections.NewTxCases(append([]projections.TxCase{
 		_, err := tx.ExecContext(ctx, `UPDATE shops SET plan = ? WHERE shop_id = ?`, string(ev.Plan), ev.ShopID)
 		return err
 	}),
-	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.ShopScopesUpdated, _ *projections.DecodedEvent) error {
-		granted, _ := json.Marshal(ev.Granted)
-		_, err := tx.ExecContext(ctx, `UPDATE shops SET granted_scopes = ? WHERE shop_id = ?`, string(granted), ev.ShopID)
-		return err
-	}),
 	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.AppUninstalled, _ *projections.DecodedEvent) error {
 		_, err := tx.ExecContext(ctx, `UPDATE shops SET uninstalled_at = ?, retention_due_at = ? WHERE shop_id = ?`,
 			ev.UninstalledAt.UnixMicro(), ev.RetentionDueAt.UnixMicro(), ev.ShopID)
