@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -36,9 +37,14 @@ func TestRouteScopeWalk(t *testing.T) {
 		"PATCH /api/v1/customers/{customer_id}": `{"data":{"attributes":{"tags":["walk"]}}}`,
 		"POST /api/v1/api-keys":                 `{"data":{"attributes":{"shop_id":"` + base.shopID + `","scopes":["customers:read"]}}}`,
 		"POST /api/v1/webhook-subscriptions":    `{"data":{"attributes":{"url":"https://hooks.walk.example.com/","event_types":["*"]}}}`,
+		// The order actions judge the order (404 here) before the
+		// platform session: orders:write reaches them, nothing else does.
+		"POST /api/v1/orders/{id}/cancel":  `{"data":{"attributes":{"reason":"OTHER"}}}`,
+		"POST /api/v1/orders/{id}/refunds": `{"data":{"attributes":{"amount":"1.00"}}}`,
 	}
 	doc := openapitest.Document(t)
 	walked := 0
+	var ordersWrite []string
 	for path, item := range doc.Paths.Map() {
 		for method, op := range item.Operations() {
 			required, _ := op.Extensions["x-required-scope"].(string)
@@ -49,6 +55,9 @@ func TestRouteScopeWalk(t *testing.T) {
 				continue // image-API key operations: TestImageCreditsAndAccess walks their scopes
 			}
 			walked++
+			if required == string(domain.ScopeOrdersWrite) {
+				ordersWrite = append(ordersWrite, method+" "+path)
+			}
 			url := s.base + strings.NewReplacer("{customer_id}", customerID, "{id}", "tok_doesnotexist").Replace(path)
 			for granted, tok := range tokens {
 				h := map[string]string{"Authorization": "Bearer " + tok, "Content-Type": "application/json", "X-Wait-For-Position": w.position(t)}
@@ -62,6 +71,8 @@ func TestRouteScopeWalk(t *testing.T) {
 					t.Errorf("%s %s with %s: %d %s", method, path, granted, r.status, r.body)
 				case !allowed && (r.status != 403 || r.errorCode(t) != "scope_required"):
 					t.Errorf("%s %s with %s: %d %s, want 403 scope_required", method, path, granted, r.status, r.body)
+				case allowed && strings.HasPrefix(path, "/api/v1/orders/{id}/") && r.status != http.StatusNotFound:
+					t.Errorf("%s %s with %s: %d %s, want 404 for an unknown order", method, path, granted, r.status, r.body)
 				case !allowed && required != "master":
 					if got := r.json(t)["error"].(map[string]any)["details"].(map[string]any)["required_scope"]; got != required {
 						t.Errorf("%s %s: required_scope %v, want %s", method, path, got, required)
@@ -72,6 +83,11 @@ func TestRouteScopeWalk(t *testing.T) {
 	}
 	if walked < 6 {
 		t.Fatalf("walked only %d admin operations", walked)
+	}
+	// orders:write gates exactly the order actions.
+	slices.Sort(ordersWrite)
+	if want := []string{"POST /api/v1/orders/{id}/cancel", "POST /api/v1/orders/{id}/refunds"}; !slices.Equal(ordersWrite, want) {
+		t.Errorf("operations requiring orders:write: %v, want %v", ordersWrite, want)
 	}
 }
 
