@@ -16,6 +16,7 @@ import (
 	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/ingest/shopify"
 	"github.com/cgp-platform/cgp/openapi/openapitest"
+	"github.com/cgp-platform/cgp/replay"
 )
 
 // on answers a GraphQL operation of the fake platform (by its first
@@ -303,6 +304,18 @@ func TestOrderActionsOnThePlatform(t *testing.T) {
 	if n := countShopType(t, dir, "OrderActionSubmitted", tn.shopID); n != 3 {
 		t.Errorf("%d OrderActionSubmitted, want 3", n)
 	}
+
+	// Replaying the log rebuilds the actions and their confirmations as
+	// they were.
+	waitAllProjected(t, dir)
+	s.stop()
+	want := snapshot(t, dir)
+	replayCLI(t, dir, "--projector", "commerce")
+	live, err := replay.Current(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compareVersions(t, live, want)
 }
 
 // TestProductPatchPushesToThePlatform changes platform products through
