@@ -65,6 +65,9 @@ CREATE TABLE decision_runs (
 );
 CREATE INDEX decision_runs_started ON decision_runs (shop_id, started_at, run_id);
 CREATE INDEX decision_runs_status ON decision_runs (shop_id, status, started_at, run_id);
+`}, {Version: 2, SQL: `
+-- A shop's rankings of a date range (the theme regression incidents).
+CREATE INDEX seo_rankings_shop_date ON seo_rankings (shop_id, date);
 `}}
 
 // Projector returns the intelligence projector.

@@ -130,8 +130,9 @@ var cases = projections.NewTxCases(append([]projections.TxCase{
 		return err
 	}),
 	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.ShopScopesUpdated, _ *projections.DecodedEvent) error {
-		granted, _ := json.Marshal(ev.Granted)
-		_, err := tx.ExecContext(ctx, `UPDATE shops SET granted_scopes = ? WHERE shop_id = ?`, string(granted), ev.ShopID)
+		granted, _ := json.Marshal(nonNil(ev.Granted))
+		// A reported grant is known (PlatformScopes.Known), even an empty one.
+		_, err := tx.ExecContext(ctx, `UPDATE shops SET granted_scopes = ?, scopes_known = 1 WHERE shop_id = ?`, string(granted), ev.ShopID)
 		return err
 	}),
 	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.AppUninstalled, _ *projections.DecodedEvent) error {
