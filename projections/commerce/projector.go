@@ -1,7 +1,8 @@
 // Package commerce is the read model of the commerce platform's state per
 // shop: orders and refunds, products and inventory levels, carts and
 // checkouts (attribution touchpoints), subscription contracts with their
-// billing attempts and dunning state, the live theme, and privacy requests.
+// billing attempts and dunning state, the live theme with the history of
+// its publishes and edits, and privacy requests.
 package commerce
 
 import (

@@ -1,5 +1,6 @@
 // Package intelligence is the read model of SEO keyword rankings (latest
-// position, previous one and the change) and of decision-intelligence runs.
+// position, previous one and the change; every daily ranking, which the
+// theme regression incidents compare) and of decision-intelligence runs.
 package intelligence
 
 import (
