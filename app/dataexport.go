@@ -80,17 +80,7 @@ func (x *Exporter) Job(ctx context.Context) error {
 		x.Now = time.Now
 	}
 	x.Logger = x.Logger.With().Str("job", "data_export").Logger()
-	t := time.NewTicker(poll)
-	defer t.Stop()
-	for {
-		x.pass(ctx)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		case <-x.Wake:
-		}
-	}
+	return EveryTickOrWake(ctx, poll, x.Wake, x.pass)
 }
 
 // pass attempts every due request once.

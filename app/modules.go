@@ -197,7 +197,7 @@ func Modules() []Module {
 	}, {
 		Name:       "intelligence",
 		Projectors: func(d Deps) []projections.Projector { return one(intelligence.Projector(d.Codec)) },
-		Routes:     []Route{{"readapi.Intelligence", mountIntelligence}},
+		Routes:     []Route{{"readapi.Intelligence", mountIntelligence}, {"readapi.ThemeIncidents", mountThemeIncidents}},
 		Jobs:       []BackgroundJob{{"di_schedule", diScheduleJob}},
 		Commands:   []string{"di", "seo"},
 	}, {

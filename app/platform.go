@@ -105,21 +105,6 @@ func (p *Platform) wake() {
 	}
 }
 
-// platformLoop runs pass at start, on every wake and every period.
-func platformLoop(ctx context.Context, wake <-chan struct{}, every time.Duration, pass func(ctx context.Context)) error {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		pass(ctx)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-wake:
-		case <-t.C:
-		}
-	}
-}
-
 // platformWebhooksJob registers the app's webhook subscriptions on the
 // platform for every installed shop whose grant changed since its last
 // registration (the tenancy read model's work list), and records each
@@ -131,7 +116,7 @@ func platformWebhooksJob(a *App) func(ctx context.Context) error {
 		return nil
 	}
 	return func(ctx context.Context) error {
-		return platformLoop(ctx, p.registerWake, time.Minute, func(ctx context.Context) {
+		return EveryTickOrWake(ctx, time.Minute, p.registerWake, func(ctx context.Context) {
 			pending, err := a.Tenancy.PendingRegistrations(ctx)
 			if err != nil {
 				a.Logger.Warn().Err(err).Msg("platform webhooks: pending registrations")
@@ -179,7 +164,7 @@ func platformReconsentJob(a *App) func(ctx context.Context) error {
 	sum := sha256.Sum256([]byte(strings.Join(p.Declared, ",")))
 	declared := hex.EncodeToString(sum[:8])
 	return func(ctx context.Context) error {
-		return platformLoop(ctx, p.reconsentWake, 10*time.Minute, func(ctx context.Context) {
+		return EveryTickOrWake(ctx, 10*time.Minute, p.reconsentWake, func(ctx context.Context) {
 			grants, err := a.Tenancy.KnownGrants(ctx)
 			if err != nil {
 				a.Logger.Warn().Err(err).Msg("platform re-consent: known grants")

@@ -153,6 +153,15 @@ func mountIntelligence(a *App, r *mux.Router, _ Middleware) {
 	readapi.NewIntelligence(intelrm.NewQueries(a.Store.DB()), a.Auth, a.cursors, a.Runtime).Routes(r)
 }
 
+// mountThemeIncidents registers the theme regression incident view: the
+// main theme's changes (commerce read model) against the imported rankings,
+// and whether the shop's grant lets theme changes arrive (the
+// re-authorisation link when not).
+func mountThemeIncidents(a *App, r *mux.Router, _ Middleware) {
+	readapi.NewThemeIncidents(readapi.ThemeIncidentsConfig{Commerce: a.Commerce, Intelligence: intelrm.NewQueries(a.Store.DB()),
+		Tenancy: a.Tenancy, Auth: a.Auth, Cursors: a.cursors, Wait: a.Runtime, Reauthorize: a.Platform.Reauthorize}).Routes(r)
+}
+
 // mountAttribution registers the attribution reads; the summary comes
 // from the warehouse when it can answer (attributionSummary).
 func mountAttribution(a *App, r *mux.Router, _ Middleware) {

@@ -122,6 +122,12 @@ func (s *Supervisor) Stop(ctx context.Context) error {
 // EveryTick runs pass at once and then every interval until ctx ends, and
 // returns nil then (after the pass under way, if any): a periodic job.
 func EveryTick(ctx context.Context, every time.Duration, pass func(ctx context.Context)) error {
+	return EveryTickOrWake(ctx, every, nil, pass)
+}
+
+// EveryTickOrWake is EveryTick that also runs pass whenever wake
+// delivers (nil: never).
+func EveryTickOrWake(ctx context.Context, every time.Duration, wake <-chan struct{}, pass func(ctx context.Context)) error {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -130,6 +136,7 @@ func EveryTick(ctx context.Context, every time.Duration, pass func(ctx context.C
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
+		case <-wake:
 		}
 	}
 }

@@ -53,6 +53,9 @@ func ScopeMissing(scope, reauthorize string) *httpapi.Error {
 // platform_unavailable (Retry-After when retryable). Other errors are
 // returned as they are.
 func HTTPError(err error, reauthorize string) error {
+	if errors.Is(err, ErrNoSession) || errors.Is(err, ErrSessionRefused) || errors.Is(err, platformapi.ErrUnauthorized) {
+		return NotConnected(reauthorize)
+	}
 	var pe *platformapi.Error
 	if !errors.As(err, &pe) {
 		return err
@@ -69,8 +72,6 @@ func HTTPError(err error, reauthorize string) error {
 		}
 		return &httpapi.Error{Status: http.StatusUnprocessableEntity, Code: CodeRejected,
 			Message: "the platform refused the operation: " + pe.UserErrors[0].Message, Details: map[string]any{"user_errors": ue}}
-	case errors.Is(err, platformapi.ErrUnauthorized):
-		return NotConnected(reauthorize)
 	case pe.Code == "ACCESS_DENIED" || pe.Status == http.StatusForbidden:
 		return &httpapi.Error{Status: http.StatusForbidden, Code: CodeScopeMissing,
 			Message: "the platform denied the operation to the app: the merchant re-authorises it",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync"
 	"time"
 
@@ -60,6 +61,10 @@ func (s *Sessions) lock(shop string) *sync.Mutex {
 // platform's OAuth flow).
 var ErrNoSession = errors.New("no platform session")
 
+// ErrSessionRefused: the platform refused the stored session's refresh
+// token (revoked, expired): the merchant must authorise the app again.
+var ErrSessionRefused = errors.New("the platform refused the stored session")
+
 // Session returns shop's session with an access token valid for at least
 // RefreshAhead, refreshing it first when needed.
 func (s *Sessions) Session(ctx context.Context, shop string) (Session, error) {
@@ -83,6 +88,10 @@ func (s *Sessions) Session(ctx context.Context, shop string) (Session, error) {
 			return Session{ShopID: shop, Domain: d, AccessToken: cur.AccessToken, Scopes: cur.Scopes}, nil
 		}
 		t, err := s.Client.Refresh(ctx, d, cur.RefreshToken)
+		var pe *platformapi.Error
+		if errors.As(err, &pe) && (pe.Status == http.StatusBadRequest || pe.Status == http.StatusUnauthorized) {
+			return Session{}, fmt.Errorf("%w: %w", ErrSessionRefused, err)
+		}
 		if err != nil {
 			return Session{}, fmt.Errorf("refresh the platform session: %w", err)
 		}

@@ -55,28 +55,14 @@ func (c *Client) VerifyRedirect(q url.Values) (string, error) {
 	if got == "" || len(q["hmac"]) != 1 {
 		return "", ErrBadSignature
 	}
-	keys := make([]string, 0, len(q))
 	for k, vs := range q {
-		if k == "hmac" || k == "signature" {
-			continue
-		}
-		if len(vs) != 1 {
+		if k != "hmac" && k != "signature" && len(vs) != 1 {
 			return "", ErrBadSignature
 		}
-		keys = append(keys, k)
 	}
-	sort.Strings(keys)
-	var msg strings.Builder
-	for i, k := range keys {
-		if i > 0 {
-			msg.WriteByte('&')
-		}
-		msg.WriteString(escapeSigned(k, true))
-		msg.WriteByte('=')
-		msg.WriteString(escapeSigned(q.Get(k), false))
-	}
+	msg := signedMessage(q)
 	want, err := hex.DecodeString(got)
-	if err != nil || !hmac.Equal(want, c.sign(msg.String())) {
+	if err != nil || !hmac.Equal(want, c.sign(msg)) {
 		return "", ErrBadSignature
 	}
 	ts, err := strconv.ParseInt(q.Get("timestamp"), 10, 64)
@@ -112,9 +98,18 @@ func (c *Client) sign(msg string) []byte {
 // install link check use it); q gains its hmac.
 func (c *Client) SignRedirect(q url.Values) {
 	q.Del("hmac")
+	q.Set("hmac", hex.EncodeToString(c.sign(signedMessage(q))))
+}
+
+// signedMessage is what the platform signs of a redirect: every parameter
+// but hmac and signature, sorted by name, name=value joined by &, each
+// first value escaped (escapeSigned).
+func signedMessage(q url.Values) string {
 	keys := make([]string, 0, len(q))
 	for k := range q {
-		keys = append(keys, k)
+		if k != "hmac" && k != "signature" {
+			keys = append(keys, k)
+		}
 	}
 	sort.Strings(keys)
 	var msg strings.Builder
@@ -124,7 +119,7 @@ func (c *Client) SignRedirect(q url.Values) {
 		}
 		msg.WriteString(escapeSigned(k, true) + "=" + escapeSigned(q.Get(k), false))
 	}
-	q.Set("hmac", hex.EncodeToString(c.sign(msg.String())))
+	return msg.String()
 }
 
 // Token is an access token the token endpoint issued.

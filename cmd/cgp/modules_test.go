@@ -61,6 +61,7 @@ func TestModuleTableWiresRoutesAndJobs(t *testing.T) {
 	dir := t.TempDir()
 	cfg := testConfig(dir)
 	cfg.Warehouse, cfg.DIDailyAt = app.WarehouseSQLite, "03:00"
+	cfg.PlatformClientID, cfg.PlatformClientSecret = "client", strings.Repeat("s", 32)
 	core, err := OpenCore(context.Background(), cfg, newLogger(&Config{LogLevel: "error"}, &syncBuffer{}))
 	if err != nil {
 		t.Fatal(err)

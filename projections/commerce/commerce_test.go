@@ -19,7 +19,7 @@ var tables = map[string]string{
 	"orders": "order_id", "refunds": "refund_id", "products": "product_id",
 	"product_variants": "shop_id, variant_id", "inventory_levels": "level_id", "carts": "cart_id",
 	"checkouts": "checkout_id", "subscription_contracts": "subscription_id",
-	"billing_attempts": "subscription_id, attempt_id", "themes": "theme_id", "privacy_requests": "event_id",
+	"billing_attempts": "subscription_id, attempt_id", "themes": "theme_id", "theme_changes": "change_id", "privacy_requests": "event_id",
 }
 
 func dumpAll(t *testing.T, rs *testenv.ReadSide) map[string][]map[string]any {

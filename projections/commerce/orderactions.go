@@ -11,7 +11,7 @@ import (
 	"github.com/cgp-platform/cgp/readmodel"
 )
 
-// orderActionsTable (migration 5) keeps the admin API's actions on orders
+// orderActionsTable (migration 6) keeps the admin API's actions on orders
 // with their status: requested, submitted (the platform accepted it),
 // confirmed (the platform's webhook showed it done) or failed.
 const orderActionsTable = `

@@ -1,7 +1,8 @@
 // Package commerce is the read model of the commerce platform's state per
 // shop: orders and refunds, products and inventory levels, carts and
 // checkouts (attribution touchpoints), subscription contracts with their
-// billing attempts and dunning state, the live theme, and privacy requests.
+// billing attempts and dunning state, the live theme with the history of
+// its publishes and edits, and privacy requests.
 package commerce
 
 import (
@@ -195,7 +196,27 @@ CREATE INDEX privacy_requests_shop ON privacy_requests (shop_id, received_at);
 -- orders_shop_customer_created (migration 2) serves every query this one
 -- did; one index fewer to update per order.
 DROP INDEX IF EXISTS orders_customer;
-`}, {Version: 5, SQL: orderActionsTable}}
+`}, {Version: 5, SQL: themeChangesSQL}, {Version: 6, SQL: orderActionsTable}}
+
+// themeChangesSQL keeps every publish and edit of the main theme with its
+// time (the theme regression incident view). A data directory made before
+// it starts the history with each theme's last change; a replay rebuilds
+// the whole history.
+const themeChangesSQL = `
+CREATE TABLE theme_changes (
+	change_id   TEXT PRIMARY KEY,
+	shop_id     TEXT NOT NULL,
+	theme_id    TEXT NOT NULL,
+	external_id TEXT NOT NULL,
+	name        TEXT NOT NULL DEFAULT '',
+	topic       TEXT NOT NULL,
+	changed_at  INTEGER NOT NULL,
+	version     INTEGER NOT NULL
+);
+CREATE INDEX theme_changes_shop ON theme_changes (shop_id, changed_at);
+INSERT INTO theme_changes (change_id, shop_id, theme_id, external_id, name, topic, changed_at, version)
+	SELECT 'last_' || theme_id, shop_id, theme_id, external_id, name, last_topic, updated_at, version FROM themes;
+`
 
 // cases are the commerce projector's dispatch: the event types it folds
 // are read from them (Projector.Types).
@@ -205,8 +226,8 @@ var cases = projections.NewTxCases(append([]projections.TxCase{
 			readmodel.ShopRows("orders"), readmodel.ShopRows("refunds"), readmodel.ShopRows("products"),
 			readmodel.ShopRows("product_variants"), readmodel.ShopRows("inventory_levels"), readmodel.ShopRows("carts"),
 			readmodel.ShopRows("checkouts"), readmodel.ShopRows("subscription_contracts"),
-			readmodel.ShopRows("billing_attempts"), readmodel.ShopRows("themes"), readmodel.ShopRows("privacy_requests"),
-			readmodel.ShopRows("order_actions"))
+			readmodel.ShopRows("billing_attempts"), readmodel.ShopRows("themes"), readmodel.ShopRows("theme_changes"),
+			readmodel.ShopRows("privacy_requests"), readmodel.ShopRows("order_actions"))
 	}),
 	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.CustomerErased, _ *projections.DecodedEvent) error {
 		return eraseCustomer(ctx, tx, ev)
@@ -286,6 +307,18 @@ var cases = projections.NewTxCases(append([]projections.TxCase{
 			updated_at = MAX(themes.updated_at, excluded.updated_at), changes = themes.changes + 1, version = excluded.version
 			WHERE themes.version < excluded.version`,
 			ev.ThemeID, ev.ShopID, ev.ExternalID, ev.Name, ev.Role, ev.Topic, published, readmodel.Micros(ev.UpdatedAt), int64(e.Position))
+		if err != nil {
+			return err
+		}
+		// The change's time: the payload's updated_at, or when the
+		// platform sent it when the payload has none.
+		at := ev.UpdatedAt
+		if at.IsZero() {
+			at = e.OccurredAt
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO theme_changes (change_id, shop_id, theme_id, external_id, name, topic, changed_at, version)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (change_id) DO NOTHING`,
+			e.ID.String(), ev.ShopID, ev.ThemeID, ev.ExternalID, ev.Name, ev.Topic, readmodel.Micros(at), int64(e.Position))
 		return err
 	}),
 	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.CustomerDataRequested, e *projections.DecodedEvent) error {

@@ -225,6 +225,19 @@ func scanTheme(s readmodel.Scanner) (Theme, error) {
 	return t, nil
 }
 
+// ThemeChanges lists every publish and edit of a shop's main theme with
+// its time, oldest first.
+func (q *Queries) ThemeChanges(ctx context.Context, shop string) ([]domain.ThemeChange, error) {
+	return readmodel.List(ctx, q.db, "theme changes", func(s readmodel.Scanner) (domain.ThemeChange, error) {
+		var c domain.ThemeChange
+		var at int64
+		err := s.Scan(&c.ID, &c.ThemeID, &c.ExternalID, &c.Name, &c.Topic, &at)
+		c.At = readmodel.Time(at)
+		return c, err
+	}, `SELECT change_id, theme_id, external_id, name, topic, changed_at FROM theme_changes WHERE shop_id = ?
+		ORDER BY changed_at, change_id`, shop)
+}
+
 // PrivacyRequest is a GDPR request received from the platform.
 type PrivacyRequest struct {
 	EventID, Kind, CustomerID, RequestID, Status string

@@ -136,3 +136,41 @@ func TestKeywordsAndRuns(t *testing.T) {
 		}
 	}
 }
+
+// RankingsBetween gives each keyword of the shop its rankings of the range
+// (inclusive), by keyword id and date; keywords without one are left out,
+// as are another shop's.
+func TestRankingsBetween(t *testing.T) {
+	ctx := context.Background()
+	c := testenv.New(t, nil)
+	rs := c.ReadSide(t, intelligence.Projector(c.Codec))
+	last, _ := record(t, c)
+	rs.WaitFor(t, last)
+	q := intelligence.NewQueries(rs.DB())
+	got, err := q.RankingsBetween(ctx, shop, "2026-11-01", "2026-11-08")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]domain.RankingPoint{
+		"shoes": {{Date: "2026-11-01", Position: 9}, {Date: "2026-11-08", Position: 6}},
+		"socks": {{Date: "2026-11-01", Position: 20}},
+		"hats":  {{Date: "2026-11-01", Position: 4}, {Date: "2026-11-08", Position: 7}},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d keywords, want %d: %+v", len(got), len(want), got)
+	}
+	for i, k := range got {
+		if i > 0 && got[i-1].ID >= k.ID {
+			t.Errorf("keywords not by id: %s after %s", k.ID, got[i-1].ID)
+		}
+		if k.ID != domain.KeywordID(shop, k.Keyword, k.URL) || !reflect.DeepEqual(k.Rankings, want[k.Keyword]) {
+			t.Errorf("%s: %+v, want %+v", k.Keyword, k, want[k.Keyword])
+		}
+	}
+	if got, err := q.RankingsBetween(ctx, shop, "2026-11-09", "2026-11-14"); err != nil || len(got) != 0 {
+		t.Errorf("a range without rankings: %+v %v", got, err)
+	}
+	if got, err := q.RankingsBetween(ctx, "shop_other", "2026-11-01", "2026-11-30"); err != nil || len(got) != 0 {
+		t.Errorf("another shop: %+v %v", got, err)
+	}
+}

@@ -1,5 +1,6 @@
 // Package intelligence is the read model of SEO keyword rankings (latest
-// position, previous one and the change) and of decision-intelligence runs.
+// position, previous one and the change; every daily ranking, which the
+// theme regression incidents compare) and of decision-intelligence runs.
 package intelligence
 
 import (
@@ -65,6 +66,9 @@ CREATE TABLE decision_runs (
 );
 CREATE INDEX decision_runs_started ON decision_runs (shop_id, started_at, run_id);
 CREATE INDEX decision_runs_status ON decision_runs (shop_id, status, started_at, run_id);
+`}, {Version: 2, SQL: `
+-- A shop's rankings of a date range (the theme regression incidents).
+CREATE INDEX seo_rankings_shop_date ON seo_rankings (shop_id, date);
 `}}
 
 // Projector returns the intelligence projector.

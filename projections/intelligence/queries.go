@@ -138,6 +138,35 @@ func scanKeyword(s readmodel.Scanner) (Keyword, error) {
 	return k, err
 }
 
+// RankingsBetween returns a shop's keywords with their rankings dated from
+// from to to (inclusive, YYYY-MM-DD), by keyword id; keywords without a
+// ranking in the range are left out.
+func (q *Queries) RankingsBetween(ctx context.Context, shop, from, to string) ([]domain.TrackedKeyword, error) {
+	rows, err := q.db.QueryContext(ctx, `SELECT r.keyword_id, k.keyword, k.url, r.date, r.position FROM seo_rankings r
+		JOIN seo_keywords k ON k.keyword_id = r.keyword_id
+		WHERE r.shop_id = ? AND r.date >= ? AND r.date <= ? ORDER BY r.keyword_id, r.date`, shop, from, to)
+	if err != nil {
+		return nil, fmt.Errorf("rankings: %w", err)
+	}
+	defer rows.Close()
+	var out []domain.TrackedKeyword
+	for rows.Next() {
+		var id, keyword, url string
+		var p domain.RankingPoint
+		if err := rows.Scan(&id, &keyword, &url, &p.Date, &p.Position); err != nil {
+			return nil, fmt.Errorf("rankings: %w", err)
+		}
+		if n := len(out); n == 0 || out[n-1].ID != id {
+			out = append(out, domain.TrackedKeyword{ID: id, Keyword: keyword, URL: url})
+		}
+		out[len(out)-1].Rankings = append(out[len(out)-1].Rankings, p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("rankings: %w", err)
+	}
+	return out, nil
+}
+
 // Run is a decision-intelligence run of a shop.
 type Run struct {
 	ID, ShopID, Status, Trigger, Reason string
