@@ -135,8 +135,9 @@ func Modules() []Module {
 	}, {
 		Name:       "commerce",
 		Projectors: func(d Deps) []projections.Projector { return one(commerce.Projector(d.Codec)) },
-		Routes:     []Route{{"readapi.Orders", mountOrders}, {"readapi.Catalog, writeapi.Catalog", mountCatalog}},
-		Commands:   []string{"dev generate"},
+		Routes: []Route{{"readapi.Orders", mountOrders}, {"readapi.Catalog, writeapi.Catalog", mountCatalog},
+			{"readapi.Subscriptions", mountSubscriptions}},
+		Commands: []string{"dev generate"},
 	}, {
 		Name:       "messaging",
 		Projectors: func(d Deps) []projections.Projector { return one(messaging.Projector(d.Codec)) },
