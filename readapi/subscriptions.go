@@ -105,6 +105,9 @@ func ParseSubscriptionWindow(query url.Values, now time.Time) (SubscriptionWindo
 		from = to.AddDate(0, 0, 1-SubscriptionWindowDays)
 	}
 	if to.Before(from) {
+		if _, given := query["filter[date_to]"]; !given {
+			return w, httpapi.InvalidParameter("filter[date_from]", "date_from is after today (date_to's default)")
+		}
 		return w, httpapi.InvalidParameter("filter[date_to]", "date_to is before date_from")
 	}
 	return SubscriptionWindow{DateFrom: from.Format(time.DateOnly), DateTo: to.Format(time.DateOnly), From: from,
