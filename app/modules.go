@@ -136,7 +136,7 @@ func Modules() []Module {
 		Name:       "commerce",
 		Projectors: func(d Deps) []projections.Projector { return one(commerce.Projector(d.Codec)) },
 		Routes: []Route{{"readapi.Orders", mountOrders}, {"writeapi.OrderActions", mountOrderActions},
-			{"readapi.Catalog, writeapi.Catalog", mountCatalog}},
+			{"readapi.Catalog, writeapi.Catalog", mountCatalog}, {"readapi.Subscriptions", mountSubscriptions}},
 		Commands: []string{"dev generate"},
 	}, {
 		Name:       "messaging",

@@ -86,6 +86,12 @@ func mountOrders(a *App, r *mux.Router, _ Middleware) {
 	readapi.NewOrders(a.Commerce, a.Customers, a.Auth, a.cursors, a.Runtime).Routes(r)
 }
 
+// mountSubscriptions registers the subscription summary, behind the
+// shop's grant of read_own_subscription_contracts.
+func mountSubscriptions(a *App, r *mux.Router, _ Middleware) {
+	readapi.NewSubscriptions(a.Commerce, a.Tenancy, a.Auth, a.Runtime, a.Platform.Reauthorize, time.Now).Routes(r)
+}
+
 // mountCatalog registers the catalog endpoints.
 func mountCatalog(a *App, r *mux.Router, idem Middleware) {
 	readapi.NewCatalog(a.Commerce, a.Auth, a.cursors, a.Runtime).Routes(r)

@@ -164,3 +164,23 @@ func nextURL(r *http.Request, cursor string) string {
 	u := url.URL{Scheme: scheme, Host: r.Host, Path: r.URL.Path, RawPath: r.URL.RawPath, RawQuery: q.Encode()}
 	return u.String()
 }
+
+type optionalDocument struct {
+	Data *Resource      `json:"data"`
+	Meta map[string]any `json:"meta"`
+}
+
+// WriteOptional answers status with {"data":…,"meta":{…}} for a resource
+// that may be withheld: data is null when res is nil, and the top-level
+// meta says which (a feature's state and why it is off).
+func WriteOptional(w http.ResponseWriter, r *http.Request, status int, res *Resource, meta map[string]any) {
+	doc := optionalDocument{Meta: meta}
+	if res != nil {
+		n := normalize(*res)
+		doc.Data = &n
+	}
+	if doc.Meta == nil {
+		doc.Meta = map[string]any{}
+	}
+	writeJSON(w, r, status, doc)
+}

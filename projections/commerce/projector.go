@@ -196,7 +196,7 @@ CREATE INDEX privacy_requests_shop ON privacy_requests (shop_id, received_at);
 -- orders_shop_customer_created (migration 2) serves every query this one
 -- did; one index fewer to update per order.
 DROP INDEX IF EXISTS orders_customer;
-`}, {Version: 5, SQL: themeChangesSQL}, {Version: 6, SQL: orderActionsTable}}
+`}, {Version: 5, SQL: themeChangesSQL}, {Version: 6, SQL: orderActionsTable}, {Version: 7, SQL: billingAttemptsIndexSQL}}
 
 // themeChangesSQL keeps every publish and edit of the main theme with its
 // time (the theme regression incident view). A data directory made before
@@ -216,6 +216,12 @@ CREATE TABLE theme_changes (
 CREATE INDEX theme_changes_shop ON theme_changes (shop_id, changed_at);
 INSERT INTO theme_changes (change_id, shop_id, theme_id, external_id, name, topic, changed_at, version)
 	SELECT 'last_' || theme_id, shop_id, theme_id, external_id, name, last_topic, updated_at, version FROM themes;
+`
+
+// billingAttemptsIndexSQL: the subscription summary reads a shop's
+// billing attempts of a window.
+const billingAttemptsIndexSQL = `
+CREATE INDEX billing_attempts_shop_attempted ON billing_attempts (shop_id, attempted_at);
 `
 
 // cases are the commerce projector's dispatch: the event types it folds
@@ -280,12 +286,15 @@ var cases = projections.NewTxCases(append([]projections.TxCase{
 	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.CheckoutRecorded, e *projections.DecodedEvent) error {
 		return applyCheckout(ctx, tx, ev, len(e.Redacted) > 0, int64(e.Position))
 	}),
+	// A contract first known from a billing attempt (created_at 0) takes
+	// its start from its first snapshot.
 	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.SubscriptionContractRecorded, e *projections.DecodedEvent) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO subscription_contracts (subscription_id, shop_id, external_id, customer_id, status,
 			interval, interval_count, currency, origin_order_id, churned_at, created_at, updated_at, version)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (subscription_id) DO UPDATE SET customer_id = excluded.customer_id,
 			status = excluded.status, interval = excluded.interval, interval_count = excluded.interval_count, currency = excluded.currency,
 			origin_order_id = excluded.origin_order_id,
+			created_at = CASE WHEN subscription_contracts.created_at = 0 THEN excluded.created_at ELSE subscription_contracts.created_at END,
 			churned_at = CASE WHEN excluded.churned_at > 0 THEN excluded.churned_at WHEN excluded.status IN ('cancelled', 'expired', 'failed')
 				THEN subscription_contracts.churned_at ELSE 0 END,
 			updated_at = excluded.updated_at, version = excluded.version WHERE subscription_contracts.version < excluded.version`,
@@ -341,9 +350,10 @@ func Projector(codec *envelope.Codec) projections.Projector {
 		Handle: cases.Handle(codec, func(apply projections.DecodedHandler) projections.DecodedHandler {
 			return projections.WrapErrors("commerce", apply)
 		}),
-		// The order lists' indexes; the fold finds orders by key.
+		// The order lists' indexes and the subscription summary's; the
+		// fold finds orders and attempts by key.
 		QueryIndexes: []string{"orders_shop_created", "orders_shop_updated", "orders_shop_total", "orders_shop_customer_created",
-			"orders_shop_financial_created", "orders_shop_fulfillment_created"},
+			"orders_shop_financial_created", "orders_shop_fulfillment_created", "billing_attempts_shop_attempted"},
 	}
 }
 
