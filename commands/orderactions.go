@@ -47,22 +47,10 @@ type RequestOrderCancellation struct {
 // shop does not have, a conflict when it is cancelled or a cancellation
 // is on its way.
 func (h *Handler) RequestOrderCancellation(ctx context.Context, cmd RequestOrderCancellation, meta Meta) (Result, OrderActionTarget, error) {
-	if !domain.HasPrefixID(cmd.OrderID, domain.PrefixOrder) {
-		return Result{}, OrderActionTarget{}, domain.NotFound("order")
-	}
-	actionID := domain.NewID(domain.PrefixOrderAction)
-	var target OrderActionTarget
-	res, err := execute(ctx, h, cmd.ShopID, domain.OrderStream(cmd.OrderID), func() *domain.Order { return &domain.Order{} },
-		func(o *domain.Order) (decision, error) {
-			ev, err := o.RequestCancellation(cmd.ShopID, actionID, cmd.Request, h.now())
-			if err != nil {
-				return decision{}, err
-			}
-			target = OrderActionTarget{ActionID: actionID, ExternalID: o.ExternalID, Currency: o.Currency}
-			return decision{events: []domain.Event{ev}}, nil
-		}, meta)
-	res.ID = cmd.OrderID
-	return res, target, err
+	return h.requestOrderAction(ctx, cmd.ShopID, cmd.OrderID, meta, func(o *domain.Order, actionID string) (domain.Event, string, error) {
+		ev, err := o.RequestCancellation(cmd.ShopID, actionID, cmd.Request, h.now())
+		return ev, o.Currency, err
+	})
 }
 
 // RequestOrderRefund asks that the platform refund an order of a shop.
@@ -76,21 +64,35 @@ type RequestOrderRefund struct {
 // does not have; a validation failure for an amount over what remains
 // refundable or a line the order does not have.
 func (h *Handler) RequestOrderRefund(ctx context.Context, cmd RequestOrderRefund, meta Meta) (Result, OrderActionTarget, error) {
-	if !domain.HasPrefixID(cmd.OrderID, domain.PrefixOrder) {
+	return h.requestOrderAction(ctx, cmd.ShopID, cmd.OrderID, meta, func(o *domain.Order, actionID string) (domain.Event, string, error) {
+		ev, err := o.RequestRefund(cmd.ShopID, actionID, cmd.Request, h.now())
+		if err != nil {
+			return nil, "", err
+		}
+		return ev, ev.Currency, nil
+	})
+}
+
+// requestOrderAction records the request of a new action on an order's
+// stream, as decide makes it (the event and the action's currency) from
+// the order and the action's new id.
+func (h *Handler) requestOrderAction(ctx context.Context, shopID, orderID string, meta Meta,
+	decide func(o *domain.Order, actionID string) (domain.Event, string, error)) (Result, OrderActionTarget, error) {
+	if !domain.HasPrefixID(orderID, domain.PrefixOrder) {
 		return Result{}, OrderActionTarget{}, domain.NotFound("order")
 	}
 	actionID := domain.NewID(domain.PrefixOrderAction)
 	var target OrderActionTarget
-	res, err := execute(ctx, h, cmd.ShopID, domain.OrderStream(cmd.OrderID), func() *domain.Order { return &domain.Order{} },
+	res, err := execute(ctx, h, shopID, domain.OrderStream(orderID), func() *domain.Order { return &domain.Order{} },
 		func(o *domain.Order) (decision, error) {
-			ev, err := o.RequestRefund(cmd.ShopID, actionID, cmd.Request, h.now())
+			ev, currency, err := decide(o, actionID)
 			if err != nil {
 				return decision{}, err
 			}
-			target = OrderActionTarget{ActionID: actionID, ExternalID: o.ExternalID, Currency: ev.Currency}
+			target = OrderActionTarget{ActionID: actionID, ExternalID: o.ExternalID, Currency: currency}
 			return decision{events: []domain.Event{ev}}, nil
 		}, meta)
-	res.ID = cmd.OrderID
+	res.ID = orderID
 	return res, target, err
 }
 
