@@ -126,9 +126,25 @@ const maxExample = 8 << 10
 
 var methodOrder = []string{"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "TRACE"}
 
+// builder renders the descriptions of one document, each distinct text
+// once: shared headers and responses repeat theirs across operations.
+type builder struct {
+	markdown map[string]template.HTML
+}
+
+func (b *builder) md(src string) template.HTML {
+	if h, ok := b.markdown[src]; ok {
+		return h
+	}
+	h := renderMarkdown(src)
+	b.markdown[src] = h
+	return h
+}
+
 // Build builds the reference of doc, which must be loaded (references
 // resolved) by openapi3.Loader.
 func Build(doc *openapi3.T) (*Reference, error) {
+	b := &builder{markdown: map[string]template.HTML{}}
 	if doc == nil || doc.Info == nil || doc.Paths == nil {
 		return nil, fmt.Errorf("build reference: the document has no info or paths")
 	}
@@ -136,7 +152,7 @@ func Build(doc *openapi3.T) (*Reference, error) {
 		Title:       doc.Info.Title,
 		Version:     doc.Info.Version,
 		Summary:     doc.Info.Summary,
-		Description: renderMarkdown(doc.Info.Description),
+		Description: b.md(doc.Info.Description),
 	}
 	index := map[string]int{}
 	addSection := func(name, description string) int {
@@ -144,7 +160,7 @@ func Build(doc *openapi3.T) (*Reference, error) {
 			return i
 		}
 		index[name] = len(ref.Sections)
-		ref.Sections = append(ref.Sections, Section{Name: name, Anchor: "tag-" + anchor(name), Description: renderMarkdown(description)})
+		ref.Sections = append(ref.Sections, Section{Name: name, Anchor: "tag-" + anchor(name), Description: b.md(description)})
 		return index[name]
 	}
 	for _, tag := range doc.Tags {
@@ -163,7 +179,7 @@ func Build(doc *openapi3.T) (*Reference, error) {
 		}
 		slices.SortFunc(methods, func(a, b string) int { return slices.Index(methodOrder, a) - slices.Index(methodOrder, b) })
 		for _, method := range methods {
-			op := buildOperation(doc, path, method, item, ops[method])
+			op := b.operation(doc, path, method, item, ops[method])
 			var buf bytes.Buffer
 			if err := templates.ExecuteTemplate(&buf, "op", op); err != nil {
 				return nil, fmt.Errorf("render %s %s: %w", method, path, err)
@@ -178,14 +194,14 @@ func Build(doc *openapi3.T) (*Reference, error) {
 	return ref, nil
 }
 
-func buildOperation(doc *openapi3.T, path, method string, item *openapi3.PathItem, op *openapi3.Operation) Operation {
+func (b *builder) operation(doc *openapi3.T, path, method string, item *openapi3.PathItem, op *openapi3.Operation) Operation {
 	o := Operation{
 		Method:      method,
 		Path:        path,
 		ID:          op.OperationID,
 		Tag:         "other",
 		Summary:     op.Summary,
-		Description: renderMarkdown(op.Description),
+		Description: b.md(op.Description),
 		Deprecated:  op.Deprecated,
 	}
 	if o.ID == "" {
@@ -219,10 +235,10 @@ func buildOperation(doc *openapi3.T, path, method string, item *openapi3.PathIte
 		sort.Strings(names)
 		o.Security = append(o.Security, strings.Join(names, " and "))
 	}
-	o.Parameters = parameters(item.Parameters, op.Parameters)
+	o.Parameters = b.parameters(item.Parameters, op.Parameters)
 	if op.RequestBody != nil && op.RequestBody.Value != nil {
 		rb := op.RequestBody.Value
-		o.Body = &Body{Required: rb.Required, Description: renderMarkdown(rb.Description), Contents: contents(rb.Content, true, true)}
+		o.Body = &Body{Required: rb.Required, Description: b.md(rb.Description), Contents: b.contents(rb.Content, true, true)}
 	}
 	if op.Responses != nil {
 		statuses := make([]string, 0, op.Responses.Len())
@@ -235,7 +251,7 @@ func buildOperation(doc *openapi3.T, path, method string, item *openapi3.PathIte
 			if r == nil || r.Value == nil {
 				continue
 			}
-			o.Responses = append(o.Responses, buildResponse(status, r.Value))
+			o.Responses = append(o.Responses, b.response(status, r.Value))
 		}
 	}
 	o.Search = strings.ToLower(strings.Join(append([]string{method, path, o.ID, o.Summary, o.Scope}, op.Tags...), " "))
@@ -244,7 +260,7 @@ func buildOperation(doc *openapi3.T, path, method string, item *openapi3.PathIte
 
 // parameters merges the path item's parameters with the operation's, the
 // operation's winning on the same name and location.
-func parameters(lists ...openapi3.Parameters) []Parameter {
+func (b *builder) parameters(lists ...openapi3.Parameters) []Parameter {
 	var out []Parameter
 	seen := map[string]int{}
 	for _, list := range lists {
@@ -258,7 +274,7 @@ func parameters(lists ...openapi3.Parameters) []Parameter {
 				In:          p.In,
 				Required:    p.Required,
 				Deprecated:  p.Deprecated,
-				Description: renderMarkdown(p.Description),
+				Description: b.md(p.Description),
 			}
 			if p.Schema != nil {
 				param.Type = typeName(p.Schema)
@@ -279,10 +295,10 @@ func parameters(lists ...openapi3.Parameters) []Parameter {
 	return out
 }
 
-func buildResponse(status string, r *openapi3.Response) Response {
+func (b *builder) response(status string, r *openapi3.Response) Response {
 	resp := Response{Status: status}
 	if r.Description != nil {
-		resp.Description = renderMarkdown(*r.Description)
+		resp.Description = b.md(*r.Description)
 	}
 	names := make([]string, 0, len(r.Headers))
 	for name := range r.Headers {
@@ -294,7 +310,7 @@ func buildResponse(status string, r *openapi3.Response) Response {
 		if h == nil || h.Value == nil {
 			continue
 		}
-		p := Parameter{Name: name, In: "header", Required: h.Value.Required, Description: renderMarkdown(h.Value.Description)}
+		p := Parameter{Name: name, In: "header", Required: h.Value.Required, Description: b.md(h.Value.Description)}
 		if h.Value.Schema != nil {
 			p.Type = typeName(h.Value.Schema)
 		}
@@ -303,7 +319,7 @@ func buildResponse(status string, r *openapi3.Response) Response {
 	// Tables for the successful answers; errors share one envelope, so
 	// their code is what tells them apart.
 	success := strings.HasPrefix(status, "2")
-	resp.Contents = contents(r.Content, success, false)
+	resp.Contents = b.contents(r.Content, success, false)
 	codes := map[string]bool{}
 	for _, mt := range r.Content {
 		if mt == nil {
@@ -329,7 +345,7 @@ func buildResponse(status string, r *openapi3.Response) Response {
 	return resp
 }
 
-func contents(content openapi3.Content, tables, open bool) []Content {
+func (b *builder) contents(content openapi3.Content, tables, open bool) []Content {
 	types := make([]string, 0, len(content))
 	for mt := range content {
 		types = append(types, mt)
@@ -345,7 +361,7 @@ func contents(content openapi3.Content, tables, open bool) []Content {
 		if mt.Schema != nil {
 			c.Type = typeName(mt.Schema)
 			if tables {
-				c.Rows = schemaRows(mt.Schema)
+				c.Rows = b.schemaRows(mt.Schema)
 			}
 		}
 		exNames := make([]string, 0, len(mt.Examples))

@@ -97,13 +97,14 @@ func enumValues(v *openapi3.Schema) []string {
 // deeper; allOf parts are merged, oneOf/anyOf variants listed. A schema that
 // refers to itself, directly or through others, stops at the first
 // repetition with a note, and nesting stops at maxDepth.
-func schemaRows(s *openapi3.SchemaRef) []Row {
-	w := &rowWalker{}
+func (b *builder) schemaRows(s *openapi3.SchemaRef) []Row {
+	w := &rowWalker{b: b}
 	w.object(s, 0, nil)
 	return w.rows
 }
 
 type rowWalker struct {
+	b    *builder
 	rows []Row
 }
 
@@ -193,7 +194,7 @@ func (w *rowWalker) property(name string, s *openapi3.SchemaRef, required bool, 
 		return
 	}
 	v := s.Value
-	row := Row{Name: name, Depth: depth, Type: typeName(s), Required: required, Enum: enumValues(v), Description: renderMarkdown(v.Description)}
+	row := Row{Name: name, Depth: depth, Type: typeName(s), Required: required, Enum: enumValues(v), Description: w.b.md(v.Description)}
 	inner := s
 	if v.Type != nil && v.Type.Includes("array") && v.Items != nil {
 		inner = v.Items
@@ -201,7 +202,7 @@ func (w *rowWalker) property(name string, s *openapi3.SchemaRef, required bool, 
 			row.Enum = enumValues(v.Items.Value)
 		}
 		if row.Description == "" && v.Items.Value != nil {
-			row.Description = renderMarkdown(v.Items.Value.Description)
+			row.Description = w.b.md(v.Items.Value.Description)
 		}
 	}
 	nested := inner.Value != nil && (len(inner.Value.Properties) > 0 || len(inner.Value.AllOf) > 0 || len(inner.Value.OneOf) > 0 || len(inner.Value.AnyOf) > 0)
