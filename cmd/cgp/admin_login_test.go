@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -281,5 +282,25 @@ func TestAdminSignInSharesTheBruteForceGuard(t *testing.T) {
 	// Another address signs in.
 	if r := adminDo(t, http.MethodPost, s.base+"/admin/login", "203.0.113.78", "", login("guard@admin-guard.example.com", password), nil); r.status != 303 {
 		t.Fatalf("another address: %d %s", r.status, r.body)
+	}
+}
+
+// TestDemoCreatesAnAdminUser: `--demo` prints the demo user's password
+// once, and it signs in to the admin interface, which lists the demo shop.
+func TestDemoCreatesAnAdminUser(t *testing.T) {
+	dir := t.TempDir()
+	s := startServerWith(t, dir, func(c *Config) { c.Demo = true })
+	out := s.stdout.String()
+	m := regexp.MustCompile(`admin sign-in:\s+http://\S+/admin/login as (\S+), password (\S+)`).FindStringSubmatch(out)
+	if m == nil || m[1] != "owner@demo-shop.example.com" || len(m[2]) != 20 {
+		t.Fatalf("demo output: %q", out)
+	}
+	r := adminDo(t, http.MethodPost, s.base+"/admin/login", "127.0.0.1", "", login(m[1], m[2]), nil)
+	if r.status != 303 {
+		t.Fatalf("demo sign-in: %d %s", r.status, r.body)
+	}
+	home := adminDo(t, http.MethodGet, s.base+"/admin", "127.0.0.1", sessionCookie(t, r).Value, nil, nil)
+	if home.status != 200 || !strings.Contains(string(home.body), "demo-shop.example.com") || !strings.Contains(string(home.body), "Demo Agency") {
+		t.Fatalf("demo /admin: %d %s", home.status, home.body)
 	}
 }
