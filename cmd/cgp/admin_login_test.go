@@ -144,6 +144,14 @@ func TestAdminSignIn(t *testing.T) {
 		"--role", "read_only", "--password-stdin"); code == 0 {
 		t.Fatal("a second user with the same e-mail was created")
 	}
+	if code, _, _ := cliStdin(t, dir, password+"\n", "users", "create", "--account", "acc_doesnotexist", "--email", "cy@admin-a.example.com",
+		"--role", "admin", "--password-stdin"); code != exitFailure {
+		t.Fatalf("an unknown account: exit %d, want %d", code, exitFailure)
+	}
+	if code, _, _ := cliStdin(t, dir, password+"\n", "users", "create", "--account", a.accountID, "--email", "cy@admin-a.example.com",
+		"--role", "admin"); code != exitUsage {
+		t.Fatalf("without --password-stdin: exit %d, want %d", code, exitUsage)
+	}
 	listed := cli(t, dir, "users", "list", "--account", a.accountID)["users"].([]any)
 	if len(listed) != 1 || strings.Contains(toJSON(t, listed), "argon2") {
 		t.Fatalf("users list: %v", listed)
