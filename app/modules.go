@@ -240,7 +240,7 @@ func Modules() []Module {
 	}, {
 		Name:     "platform",
 		Jobs:     []BackgroundJob{{"projections", projectionsJob}, {"read_model_versions", readModelVersionsJob}},
-		Routes:   []Route{{"httpapi.Ops", mountOps}, {"openapi", mountOpenAPI}},
+		Routes:   []Route{{"httpapi.Ops", mountOps}, {"openapi", mountOpenAPI}, {"reference.Site", mountReference}},
 		Commands: []string{"serve", "replay", "dev"},
 	}}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/cgp-platform/cgp/ingest/providers"
 	"github.com/cgp-platform/cgp/ingest/whatsapp"
 	"github.com/cgp-platform/cgp/openapi"
+	"github.com/cgp-platform/cgp/openapi/reference"
 	"github.com/cgp-platform/cgp/projections/attribution"
 	"github.com/cgp-platform/cgp/projections/audit"
 	"github.com/cgp-platform/cgp/projections/campaigns"
@@ -221,6 +222,18 @@ func mountOps(a *App, r *mux.Router, _ Middleware) {
 // mountOpenAPI registers the API description.
 func mountOpenAPI(_ *App, r *mux.Router, _ Middleware) {
 	httpapi.Handle(r, httpapi.Beta, http.MethodGet, "/api/v1/openapi.json", httpapi.Compressed(openapi.Handler()))
+}
+
+// mountReference registers the API reference generated from the OpenAPI
+// document (GET /docs, its assets) and the landing page (GET /). The
+// reference is rendered at its first request, not at start.
+func mountReference(_ *App, r *mux.Router, _ Middleware) {
+	site := reference.New(openapi.YAML())
+	docs := httpapi.Compressed(site.Docs())
+	httpapi.Handle(r, httpapi.Beta, http.MethodGet, "/", site.Landing())
+	httpapi.Handle(r, httpapi.Beta, http.MethodGet, "/docs", docs)
+	httpapi.Handle(r, httpapi.Beta, http.MethodGet, "/docs/", site.Redirect())
+	httpapi.Handle(r, httpapi.Beta, http.MethodGet, "/docs/assets/{name}", httpapi.Compressed(site.Assets()))
 }
 
 // UnsubscribeLinks makes and reads the unsubscribe links of marketing

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/oasdiff/yaml"
 )
@@ -25,17 +26,31 @@ func YAML() []byte {
 	return b
 }
 
-// JSON returns the document converted to JSON.
-func JSON() ([]byte, error) {
-	b, err := yaml.YAMLToJSON(YAML())
-	if err != nil {
-		return nil, fmt.Errorf("convert openapi.yaml to JSON: %w", err)
-	}
-	return b, nil
+// converted is the document in JSON, converted once per process (the
+// conversion of the whole document takes a second or more, and every
+// server start, every test server's too, serves it).
+var converted struct {
+	once sync.Once
+	doc  []byte
+	err  error
 }
 
-// Handler serves the document as application/json, converted once when
-// Handler is called, with an ETag so clients can revalidate cheaply. It
+// JSON returns the document converted to JSON. The slice is shared:
+// callers must not change it.
+func JSON() ([]byte, error) {
+	converted.once.Do(func() {
+		b, err := yaml.YAMLToJSON(YAML())
+		if err != nil {
+			converted.err = fmt.Errorf("convert openapi.yaml to JSON: %w", err)
+			return
+		}
+		converted.doc = b
+	})
+	return converted.doc, converted.err
+}
+
+// Handler serves the document as application/json, converted once per
+// process, with an ETag so clients can revalidate cheaply. It
 // panics if the embedded document is not valid YAML, which the package's
 // tests rule out before any release.
 func Handler() http.Handler {

@@ -37,7 +37,22 @@ func Document(t testing.TB) *openapi3.T {
 	return doc
 }
 
+// loaded is the document, parsed and validated once per test binary: the
+// parse of the whole YAML document takes seconds under the race detector,
+// and the end-to-end tests ask for it about a hundred times. Callers only
+// read it.
+var loaded struct {
+	once sync.Once
+	doc  *openapi3.T
+	err  error
+}
+
 func load() (*openapi3.T, error) {
+	loaded.once.Do(func() { loaded.doc, loaded.err = parse() })
+	return loaded.doc, loaded.err
+}
+
+func parse() (*openapi3.T, error) {
 	loader := openapi3.NewLoader()
 	doc, err := loader.LoadFromData(openapi.YAML())
 	if err != nil {
@@ -181,17 +196,36 @@ type Validator struct {
 // not load or validate.
 func NewValidator(t testing.TB) *Validator {
 	t.Helper()
-	doc := Document(t)
-	if doc == nil {
+	shared.once.Do(func() {
+		doc, err := load()
+		if err != nil {
+			shared.err = err
+			return
+		}
+		// A copy without servers, to match any host (tests run on random
+		// ports), so the shared document stays as written.
+		cp := *doc
+		cp.Servers = nil
+		router, err := gorillamux.NewRouter(&cp)
+		if err != nil {
+			shared.err = fmt.Errorf("openapi router: %w", err)
+			return
+		}
+		shared.v = &Validator{doc: &cp, router: router}
+	})
+	if shared.err != nil {
+		t.Fatalf("openapi.yaml: %v", shared.err)
 		return nil
 	}
-	doc.Servers = nil // match any host: tests run on random ports
-	router, err := gorillamux.NewRouter(doc)
-	if err != nil {
-		t.Fatalf("openapi router: %v", err)
-		return nil
-	}
-	return &Validator{doc: doc, router: router}
+	return shared.v
+}
+
+// shared is the one Validator of a test binary (its mutex serialises the
+// validations of every test).
+var shared struct {
+	once sync.Once
+	v    *Validator
+	err  error
 }
 
 // ValidateResponse is the package-level ValidateResponse on the loaded
