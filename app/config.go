@@ -214,6 +214,9 @@ type TestHooks struct {
 	VersionPoll time.Duration
 	// GuardNow is the brute-force guard's clock; nil: the real one.
 	GuardNow func() time.Time
+	// SessionNow is the admin sessions' clock (their expiries); nil: the
+	// real one.
+	SessionNow func() time.Time
 	// OutboundTLS, when set, is the TLS configuration of outbound
 	// connections (tests trust their TLS server with it); ExportSMTPTLS is
 	// the STARTTLS configuration of the export mails.

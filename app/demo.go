@@ -9,7 +9,11 @@ import (
 	"github.com/cgp-platform/cgp/domain"
 )
 
-// CreateDemo creates a demo account, shop and token on an empty log and
+// DemoUserEmail is the e-mail of the demo's admin-interface user (the
+// demo account's owner; its random password is printed once).
+const DemoUserEmail = "owner@demo-shop.example.com"
+
+// CreateDemo creates a demo account, shop, token and admin user on an empty log and
 // prints the token and a curl command once. On a log with events it
 // creates nothing (the token was shown the first time and is not kept) and
 // prints how to find the shop and make a new token instead.
@@ -44,11 +48,17 @@ To make a new token:
 	if err != nil {
 		return fmt.Errorf("demo token: %w", err)
 	}
+	password := domain.RandomBase62(20)
+	user, err := CreateUser(ctx, a.Core, acc.ID, DemoUserEmail, string(domain.RoleOwner), password, meta)
+	if err != nil {
+		return fmt.Errorf("demo user: %w", err)
+	}
 	_, err = fmt.Fprintf(out, `Demo data created (shown once, not stored in clear):
   account:        %s
   shop:           %s (domain demo-shop.example.com)
   webhook secret: %s
   admin token:    %s
+  admin sign-in:  http://%s/admin/login as %s, password %s
 
 For the README's quick start, in another shell:
   export TOKEN=%s SECRET=%s
@@ -56,6 +66,6 @@ For the README's quick start, in another shell:
 Try:
   curl -s -H 'Authorization: Bearer %s' -H 'X-Wait-For-Position: %d' http://%s/api/v1/customers
 
-`, acc.ID, shop.ID, secret, tok.Token, tok.Token, secret, tok.Token, tok.Position, addr)
+`, acc.ID, shop.ID, secret, tok.Token, addr, user.Email, password, tok.Token, secret, tok.Token, tok.Position, addr)
 	return err
 }

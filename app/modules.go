@@ -212,6 +212,13 @@ func Modules() []Module {
 		Routes:     []Route{{"readapi.Audit", mountAudit}},
 		Commands:   []string{"audit"},
 	}, {
+		// The admin interface (issue 22): merchant users (their read model
+		// is the tenancy projector's), sign-in and sessions, and the
+		// account's shops.
+		Name:     "adminui",
+		Routes:   []Route{{"adminui.UI", mountAdminUI}},
+		Commands: []string{"users"},
+	}, {
 		Name:     "anomalies",
 		Reactors: func(d Deps) []projections.Projector { return one(anomalyRaiser(d)) },
 		Jobs:     []BackgroundJob{{"brute_force_alerts", bruteForceAlertsJob}},

@@ -8,10 +8,12 @@ package app
 import (
 	"context"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/gorilla/mux"
 
+	"github.com/cgp-platform/cgp/adminui"
 	"github.com/cgp-platform/cgp/consent"
 	"github.com/cgp-platform/cgp/eventlog"
 	"github.com/cgp-platform/cgp/httpapi"
@@ -30,6 +32,7 @@ import (
 	"github.com/cgp-platform/cgp/projections/journeys"
 	"github.com/cgp-platform/cgp/projections/marketplaces"
 	"github.com/cgp-platform/cgp/projections/messaging"
+	"github.com/cgp-platform/cgp/projections/tenancy"
 	"github.com/cgp-platform/cgp/projections/webhooksubs"
 	"github.com/cgp-platform/cgp/readapi"
 	"github.com/cgp-platform/cgp/writeapi"
@@ -248,4 +251,21 @@ func mountUnsubscribe(a *App, r *mux.Router, _ Middleware) {
 		a.Config.Test.OnUnsubscribeLinks(links)
 	}
 	consent.NewUnsubscribe(links, a.Commands, time.Now).Routes(r)
+}
+
+// mountAdminUI registers the admin interface's HTML pages under /admin
+// (sign-in, sessions, the account's shops). Its session cookie is Secure
+// when the public URL is https.
+func mountAdminUI(a *App, r *mux.Router, _ Middleware) {
+	adminui.New(adminui.Config{Tenancy: a.Tenancy, Sessions: a.Sessions, Guard: a.Auth,
+		Secure: strings.HasPrefix(a.Config.PublicURL, "https://"),
+		CatchUp: func(ctx context.Context) error {
+			head, err := a.Log.HeadPosition(ctx)
+			if err != nil {
+				return err
+			}
+			ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			return a.Runtime.WaitFor(ctx, head, tenancy.Name)
+		}}).Routes(r)
 }

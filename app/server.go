@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/cgp-platform/cgp/adminui"
 	"github.com/cgp-platform/cgp/auth"
 	"github.com/cgp-platform/cgp/concierge"
 	"github.com/cgp-platform/cgp/domain"
@@ -92,6 +93,8 @@ type App struct {
 	// Platform is the connection to the commerce platform (install flow,
 	// sessions, the Admin API).
 	Platform *Platform
+	// Sessions are the admin interface's sign-in sessions (sessions.db).
+	Sessions *adminui.Sessions
 	// limiter is the server's rate limiter (in-process or Redis): the
 	// tokens' limits and the review submissions' spam limits.
 	limiter limits.Limiter
@@ -236,6 +239,9 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 	if err != nil {
 		return nil, errors.Join(err, a.closeWarehouse(), a.closeSides(), a.LastUse.Close(), store.Close())
 	}
+	if a.Sessions, err = adminui.OpenSessions(filepath.Join(cfg.DataDir, "sessions.db"), cfg.Test.SessionNow); err != nil {
+		return nil, errors.Join(err, a.closeWarehouse(), a.closeSides(), a.LastUse.Close(), store.Close())
+	}
 	idem := idempotency.Middleware(a.Idempotency, func(r *http.Request) (string, bool) {
 		p, ok := auth.FromContext(r.Context())
 		return p.TokenID, ok
@@ -373,7 +379,11 @@ func (a *App) Close() error {
 	if c, ok := a.Idempotency.(interface{ Close() error }); ok {
 		idem = c.Close()
 	}
-	return errors.Join(idem, a.closeWarehouse(), a.closeSides(), a.LastUse.Close(), a.Store.Close(), a.Core.Close())
+	var sessions error
+	if a.Sessions != nil {
+		sessions = a.Sessions.Close()
+	}
+	return errors.Join(idem, sessions, a.closeWarehouse(), a.closeSides(), a.LastUse.Close(), a.Store.Close(), a.Core.Close())
 }
 
 func (a *App) closeWarehouse() error {

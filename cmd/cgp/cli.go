@@ -32,8 +32,15 @@ func (e usageError) Unwrap() error { return e.err }
 // Run executes the command line args and returns the exit code. Results go
 // to stdout as one JSON object; errors go to stderr.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return RunStdin(ctx, args, os.Stdin, stdout, stderr)
+}
+
+// RunStdin is Run reading standard input from stdin (`cgp users create
+// --password-stdin`).
+func RunStdin(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root := newRootCommand(stdout, stderr)
 	root.SetArgs(args)
+	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
@@ -92,6 +99,7 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 		group("audit", "Check the event history", newAuditVerify(cfg, stdout, stderr)),
 		group("gdpr", "Personal-data requests and erasure", append(gdprCommands(cfg, stdout, stderr), newGDPRRequests(cfg, stdout, stderr))...),
 		newReplayCommand(cfg, stdout, stderr),
+		usersCommand(cfg, stdout, stderr),
 	)
 	root.AddCommand(messagingCommands(cfg, stdout, stderr)...)
 	root.AddCommand(marketplacesCommands(cfg, stdout, stderr)...)

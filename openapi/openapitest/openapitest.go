@@ -305,3 +305,11 @@ func clip(b []byte) string {
 	}
 	return string(b)
 }
+
+// The HTML pages (the unsubscribe confirmation, the admin interface) and
+// the admin stylesheet are validated as strings: their status and headers
+// are checked like any answer's.
+func init() {
+	openapi3filter.RegisterBodyDecoder("text/html", openapi3filter.PlainBodyDecoder)
+	openapi3filter.RegisterBodyDecoder("text/css", openapi3filter.PlainBodyDecoder)
+}
