@@ -734,7 +734,9 @@ func TestOutboundWebhookRetryOneDelivery(t *testing.T) {
 	base := s.base + "/api/v1/webhook-subscriptions/" + sub + "/deliveries/"
 	r := do(t, http.MethodPost, base+failed["id"].(string)+"/retry", nil, h)
 	v.ValidateResponse(t, r.req, r.resp, r.body)
-	if r.status != http.StatusAccepted || attrs(data(r, t))["state"] != "pending" {
+	// The answer is the delivery once the request is recorded: pending, or
+	// already succeeded when the dispatcher was quicker than the answer.
+	if st := attrs(data(r, t))["state"]; r.status != http.StatusAccepted || (st != "pending" && st != "succeeded") {
 		t.Fatalf("retry: %d %s", r.status, r.body)
 	}
 	if r := do(t, http.MethodPost, base+"whd_unknown/retry", nil, h); r.status != http.StatusNotFound {
