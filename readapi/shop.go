@@ -131,8 +131,8 @@ func (s *Shop) platformView(ctx context.Context, shop, shopDomain string) (Platf
 	if declared == nil {
 		declared = domain.DeclaredPlatformScopes()
 	}
-	v := PlatformIO{Connected: connected, GrantKnown: ps.Known, Declared: declared, Granted: nonNilStrings(ps.Granted),
-		Implied: nonNilStrings(ps.Implied), Missing: nonNilStrings(ps.Missing(declared))}
+	v := PlatformIO{Connected: connected, GrantKnown: ps.Known, Declared: declared, Granted: nonNil(ps.Granted),
+		Implied: nonNil(ps.Implied), Missing: nonNil(ps.Missing(declared))}
 	v.NeedsReconsent = ps.Known && len(v.Missing) > 0
 	if s.platform.Reauthorize != nil {
 		v.ReauthorizeURL = s.platform.Reauthorize(shopDomain)
@@ -153,13 +153,6 @@ func PlatformScopeReason(known bool, scope string) string {
 		return "the shop's platform grant is not known: it was not installed through /auth/install and the platform has not reported its scopes"
 	}
 	return "the shop has not granted the platform scope " + scope + ": the merchant re-authorises the app to grant it"
-}
-
-func nonNilStrings(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
 }
 
 // ShopAttributes are the shop's attributes in the admin API.
