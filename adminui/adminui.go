@@ -16,6 +16,7 @@ import (
 	"io/fs"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -33,10 +34,20 @@ var templateFiles embed.FS
 //go:embed static
 var staticFiles embed.FS
 
+// pages are the templates, one per page: each file of templates/ but the
+// layout, parsed with the layout.
 var pages = func() map[string]*template.Template {
 	out := map[string]*template.Template{}
-	for _, name := range []string{"login", "shops", "shop", "error"} {
-		out[name] = template.Must(template.ParseFS(templateFiles, "templates/layout.html", "templates/"+name+".html"))
+	files, err := fs.Glob(templateFiles, "templates/*.html")
+	if err != nil {
+		panic(err)
+	}
+	for _, f := range files {
+		name := strings.TrimSuffix(strings.TrimPrefix(f, "templates/"), ".html")
+		if name == "layout" {
+			continue
+		}
+		out[name] = template.Must(template.New(name).Funcs(funcs).ParseFS(templateFiles, "templates/layout.html", f))
 	}
 	return out
 }()
@@ -66,6 +77,9 @@ type Config struct {
 	// Secure marks the session cookie Secure: set when the public URL is
 	// https (a browser does not send a Secure cookie over plain http).
 	Secure bool
+	// API is the service's own HTTP handler: the interface acts through
+	// it, in-process (see call).
+	API http.Handler
 	// CatchUp waits (bounded) until the users' read model reached the
 	// log's head: a sign-in naming an unknown e-mail looks it up once more
 	// after, so a user created a moment ago signs in at once. Nil: none.
@@ -94,12 +108,16 @@ func (ui *UI) Routes(r *mux.Router) {
 	route := func(path string, h http.Handler, method string) {
 		r.Handle(path, httpapi.Beta(ui.protect(h))).Methods(method)
 	}
-	route("/admin/static/admin.css", http.StripPrefix("/admin/static/", http.FileServerFS(static)), http.MethodGet)
+	route("/admin/static/{file:admin\\.(?:css|js)}", http.StripPrefix("/admin/static/", http.FileServerFS(static)), http.MethodGet)
 	route("/admin/login", http.HandlerFunc(ui.loginPage), http.MethodGet)
 	route("/admin/login", http.HandlerFunc(ui.login), http.MethodPost)
 	route("/admin/logout", http.HandlerFunc(ui.logout), http.MethodPost)
 	route("/admin", ui.signedIn(ui.shops), http.MethodGet)
-	route("/admin/shops/{shop_id}", ui.signedIn(ui.shop), http.MethodGet)
+	route("/admin/switch", ui.signedIn(ui.switchShop), http.MethodGet)
+	route("/admin/shops/{shop_id}", ui.shopRoute(shopPage{"", http.MethodGet, "", ui.shop}), http.MethodGet)
+	for _, sp := range ui.shopPages() {
+		route("/admin/shops/{shop_id}/"+sp.path, ui.shopRoute(sp), sp.method)
+	}
 }
 
 // protect sets the security headers of every answer and refuses a
@@ -120,13 +138,31 @@ func (ui *UI) protect(next http.Handler) http.Handler {
 type page struct {
 	Title   string
 	Error   string
+	Notice  string
 	User    *tenancy.User
 	Account string
 	Shops   []tenancy.AccountShop
 	Shop    *tenancy.Shop
 	Install tenancy.Install
 	Scopes  tenancy.PlatformScopes
+	// Ctx is the chosen shop's context on a shop's page.
+	Ctx *shopCtx
+	// Secret is a credential shown once, on the answer to the form that
+	// made it, and never again.
+	Secret *secret
+	// Data is the page's own content.
+	Data map[string]any
 }
+
+// secret is a credential shown once.
+type secret struct {
+	Label, Value, Note string
+}
+
+// FormKey is a fresh one-time value for a form: posted back as its
+// Idempotency-Key, so a form sent twice (a double click, a resent POST)
+// acts once.
+func (page) FormKey() string { return newFormKey() }
 
 func (ui *UI) render(w http.ResponseWriter, r *http.Request, status int, name string, p page) {
 	var buf bytes.Buffer
@@ -298,27 +334,35 @@ func (ui *UI) shops(w http.ResponseWriter, r *http.Request, u *tenancy.User) {
 
 // shop shows one shop of the user's account: another account's shop is
 // not found (404), exactly like a shop that does not exist.
-func (ui *UI) shop(w http.ResponseWriter, r *http.Request, u *tenancy.User) {
-	s, err := ui.cfg.Tenancy.ShopByID(r.Context(), mux.Vars(r)["shop_id"])
-	if err == nil && s.AccountID != u.AccountID {
-		err = domain.NotFound("shop")
-	}
-	if err != nil {
+func (ui *UI) shop(w http.ResponseWriter, r *http.Request, c *shopCtx) {
+	p := page{Notice: notice(r)}
+	var err error
+	if p.Install, err = ui.cfg.Tenancy.ShopInstall(r.Context(), c.Shop.ID); err != nil {
 		ui.fail(w, r, err)
 		return
 	}
-	p := page{Title: s.Domain, User: u, Shop: s}
-	if p.Install, err = ui.cfg.Tenancy.ShopInstall(r.Context(), s.ID); err != nil {
+	if p.Scopes, err = ui.cfg.Tenancy.ShopPlatformScopes(r.Context(), c.Shop.ID); err != nil {
 		ui.fail(w, r, err)
 		return
 	}
-	if p.Scopes, err = ui.cfg.Tenancy.ShopPlatformScopes(r.Context(), s.ID); err != nil {
-		ui.fail(w, r, err)
+	ui.renderShop(w, r, c, http.StatusOK, "shop", c.Shop.Domain, p)
+}
+
+// switchShop opens the chosen shop of the switcher on the same section
+// (GET /admin/switch?shop=…&section=…): the shop page checks the shop is
+// the user's.
+func (ui *UI) switchShop(w http.ResponseWriter, r *http.Request, _ *tenancy.User) {
+	q := r.URL.Query()
+	shop := q.Get("shop")
+	if !domain.HasPrefixID(shop, domain.PrefixShop) {
+		ui.fail(w, r, domain.NotFound("shop"))
 		return
 	}
-	if p.Shops, err = ui.cfg.Tenancy.AccountShops(r.Context(), u.AccountID); err != nil {
-		ui.fail(w, r, err)
-		return
+	to := "/admin/shops/" + shop
+	for _, n := range nav {
+		if n.Path != "" && n.Path == q.Get("section") {
+			to += "/" + n.Path
+		}
 	}
-	ui.render(w, r, http.StatusOK, "shop", p)
+	http.Redirect(w, r, to, http.StatusSeeOther)
 }

@@ -253,3 +253,34 @@ func (d Directory) TokenName(ctx context.Context, id string) (string, error) {
 	}
 	return t.Name, nil
 }
+
+// TokenList lists a shop's admin tokens from the tenancy read model with
+// their last uses (saved, or still pending in this process).
+type TokenList struct {
+	Q     *tenancy.Queries
+	Uses  *auth.LastUsed
+	Store auth.UseReader
+}
+
+// ShopTokens lists the shop's tokens, the newest first.
+func (l TokenList) ShopTokens(ctx context.Context, shopID string) ([]writeapi.TokenListing, error) {
+	tokens, err := l.Q.ShopTokens(ctx, shopID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]writeapi.TokenListing, 0, len(tokens))
+	for _, t := range tokens {
+		tl := writeapi.TokenListing{ID: t.ID, Name: t.Name, Environment: t.Environment, Scopes: t.Scopes,
+			CreatedAt: t.CreatedAt, RotatedAt: t.RotatedAt, RevokedAt: t.RevokedAt}
+		u, ok, err := l.Uses.Last(ctx, l.Store, t.ID)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			at := u.At.UTC()
+			tl.LastUsedAt, tl.LastUsedIP = &at, u.IP.String()
+		}
+		out = append(out, tl)
+	}
+	return out, nil
+}

@@ -43,7 +43,7 @@ type Middleware = func(http.Handler) http.Handler
 
 // mountAPIKeys registers the tenancy's key management endpoints.
 func mountAPIKeys(a *App, r *mux.Router, idem Middleware) {
-	writeapi.NewAPIKeys(a.Commands, a.Auth, idem, Directory{Q: a.Tenancy}, time.Now).Routes(r)
+	writeapi.NewAPIKeys(a.Commands, a.Auth, idem, Directory{Q: a.Tenancy}, TokenList{Q: a.Tenancy, Uses: a.Auth.LastUsed, Store: a.LastUse}, time.Now).Routes(r)
 }
 
 // mountStorefront registers the shop's storefront access settings: its
@@ -257,7 +257,7 @@ func mountUnsubscribe(a *App, r *mux.Router, _ Middleware) {
 // (sign-in, sessions, the account's shops). Its session cookie is Secure
 // when the public URL is https.
 func mountAdminUI(a *App, r *mux.Router, _ Middleware) {
-	adminui.New(adminui.Config{Tenancy: a.Tenancy, Sessions: a.Sessions, Guard: a.Auth,
+	adminui.New(adminui.Config{Tenancy: a.Tenancy, Sessions: a.Sessions, Guard: a.Auth, API: r,
 		Secure: strings.HasPrefix(a.Config.PublicURL, "https://"),
 		CatchUp: func(ctx context.Context) error {
 			head, err := a.Log.HeadPosition(ctx)

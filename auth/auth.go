@@ -24,6 +24,11 @@ type Principal struct {
 	Master    bool
 	Scopes    []domain.Scope
 	Plan      domain.Plan
+	// Session is set for a merchant user signed in to the admin interface
+	// (TokenID is then "user:<id>"): the interface acts through the API
+	// with it (see WithSession). Such a caller has no plan gate, rate
+	// limit or token usage: those belong to API credentials.
+	Session bool
 }
 
 // Token is what Finder returns for a token hash.
@@ -91,6 +96,19 @@ func FromContext(ctx context.Context) (Principal, bool) {
 // WithPrincipal returns ctx carrying p.
 func WithPrincipal(ctx context.Context, p Principal) context.Context {
 	return context.WithValue(ctx, principalKey{}, p)
+}
+
+type sessionKey struct{}
+
+// WithSession returns ctx carrying a principal the admin interface
+// authenticated from its own sign-in session (p.Session is set here).
+// A request whose context carries one is authenticated as it, without a
+// bearer token: only the process itself can build such a context (the
+// admin interface calls the API's handlers in-process), never a header
+// or a body.
+func WithSession(ctx context.Context, p Principal) context.Context {
+	p.Session = true
+	return context.WithValue(ctx, sessionKey{}, p)
 }
 
 // Authenticator checks bearer tokens, plans, scopes, rate limits and
@@ -262,6 +280,9 @@ func (a *Authenticator) succeeded(r *http.Request, v limits.Verdict) error {
 // honoured here: Require and RequireMaster honour it once the request is
 // authenticated.
 func (a *Authenticator) Authenticate(r *http.Request) (Principal, error) {
+	if p, ok := r.Context().Value(sessionKey{}).(Principal); ok {
+		return p, nil
+	}
 	v, err := a.guardCheck(r)
 	if err != nil {
 		return Principal{}, err
@@ -363,6 +384,12 @@ func (a *Authenticator) admit(w http.ResponseWriter, r *http.Request, p Principa
 		}
 		return httpapi.ScopeRequired(string(scope))
 	}
+	if p.Session {
+		if scope != "" && !domain.Grants(p.Scopes, scope) {
+			return httpapi.ScopeRequired(string(scope))
+		}
+		return nil
+	}
 	if !p.Plan.HasAPIAccess() {
 		return httpapi.PlanRequired(string(domain.PlanAgency), string(domain.PlanEnterprise))
 	}
@@ -380,6 +407,9 @@ func (a *Authenticator) admit(w http.ResponseWriter, r *http.Request, p Principa
 // counts it in the token's usage: a request refused for its plan, its
 // scope or the rate limit (403, 429) is not counted.
 func (a *Authenticator) limit(w http.ResponseWriter, r *http.Request, p Principal) error {
+	if p.Session {
+		return nil
+	}
 	if err := a.throttle(w, r, p); err != nil {
 		return err
 	}

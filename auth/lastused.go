@@ -238,3 +238,19 @@ func (l *LastUsed) Run(ctx context.Context, store UseStore, interval time.Durati
 		}
 	}
 }
+
+// Last returns a token's last use: the one still pending here when newer
+// than the stored one (ok false when neither knows any).
+func (l *LastUsed) Last(ctx context.Context, store UseReader, tokenID string) (Use, bool, error) {
+	u, ok, err := store.Get(ctx, tokenID)
+	if err != nil {
+		return Use{}, false, err
+	}
+	l.mu.Lock()
+	p, pending := l.pending[tokenID]
+	l.mu.Unlock()
+	if pending && (!ok || p.At.After(u.At)) {
+		return p, true, nil
+	}
+	return u, ok, nil
+}

@@ -30,24 +30,122 @@ type TokenDirectory interface {
 	ShopAccount(ctx context.Context, shopID string) (string, error)
 }
 
-// APIKeys serves POST /api/v1/api-keys and POST /api/v1/api-keys/{id}/rotate.
+// TokenListing is one admin token of a shop in the token list, with its
+// last use (nil when never used).
+type TokenListing struct {
+	ID, Name, Environment string
+	Scopes                []domain.Scope
+	CreatedAt             time.Time
+	RotatedAt, RevokedAt  time.Time // zero: never
+	LastUsedAt            *time.Time
+	LastUsedIP            string
+}
+
+// TokenLister lists a shop's admin tokens.
+type TokenLister interface {
+	ShopTokens(ctx context.Context, shopID string) ([]TokenListing, error)
+}
+
+// APIKeys serves the admin-token endpoints under /api/v1/api-keys: the
+// list, create, rotate and revoke.
 type APIKeys struct {
 	idem func(http.Handler) http.Handler
 	cmds *commands.Handler
 	auth *auth.Authenticator
 	dir  TokenDirectory
+	list TokenLister
 	now  func() time.Time
 }
 
 // NewAPIKeys returns the key-management handlers.
-func NewAPIKeys(cmds *commands.Handler, a *auth.Authenticator, idem func(http.Handler) http.Handler, dir TokenDirectory, now func() time.Time) *APIKeys {
-	return &APIKeys{cmds: cmds, auth: a, idem: idem, dir: dir, now: now}
+func NewAPIKeys(cmds *commands.Handler, a *auth.Authenticator, idem func(http.Handler) http.Handler, dir TokenDirectory, list TokenLister, now func() time.Time) *APIKeys {
+	return &APIKeys{cmds: cmds, auth: a, idem: idem, dir: dir, list: list, now: now}
 }
 
 // Routes registers the key-management routes.
 func (k *APIKeys) Routes(r *mux.Router) {
 	r.Handle("/api/v1/api-keys", httpapi.Stable(k.auth.RequireMaster(false, k.idem(http.HandlerFunc(k.handleAPIKeyCreate))))).Methods(http.MethodPost)
+	r.Handle("/api/v1/api-keys", httpapi.Stable(k.auth.RequireMaster(true, http.HandlerFunc(k.handleAPIKeyList)))).Methods(http.MethodGet)
 	r.Handle("/api/v1/api-keys/{id}/rotate", httpapi.Stable(k.auth.RequireMaster(true, k.idem(http.HandlerFunc(k.handleAPIKeyRotate))))).Methods(http.MethodPost)
+	r.Handle("/api/v1/api-keys/{id}", httpapi.Stable(k.auth.RequireMaster(true, k.idem(http.HandlerFunc(k.handleAPIKeyRevoke))))).Methods(http.MethodDelete)
+}
+
+// handleAPIKeyList lists a shop's admin tokens (revoked ones too) with
+// their scopes, creation, rotation and last use (time and address),
+// never a secret. A master token names the shop (shop_id, one of its
+// account's); a shop token with "*" lists its own shop.
+func (k *APIKeys) handleAPIKeyList(w http.ResponseWriter, r *http.Request) {
+	p, _ := auth.FromContext(r.Context())
+	shop := r.URL.Query().Get("shop_id")
+	switch {
+	case p.Master:
+		if shop == "" {
+			httpapi.WriteError(w, r, httpapi.ValidationFailed("shop_id", "a master token names the shop: shop_id is required"))
+			return
+		}
+		if acc, err := k.dir.ShopAccount(r.Context(), shop); err != nil || acc != p.AccountID {
+			httpapi.WriteError(w, r, domain.NotFound("shop"))
+			return
+		}
+	case !domain.Grants(p.Scopes, domain.ScopeAll):
+		httpapi.WriteError(w, r, httpapi.ScopeRequired(string(domain.ScopeAll)))
+		return
+	case shop != "" && shop != p.ShopID:
+		httpapi.WriteError(w, r, domain.NotFound("shop"))
+		return
+	default:
+		shop = p.ShopID
+	}
+	list, err := k.list.ShopTokens(r.Context(), shop)
+	if err != nil {
+		httpapi.WriteError(w, r, err)
+		return
+	}
+	out := make([]httpapi.Resource, 0, len(list))
+	for _, t := range list {
+		attrs := map[string]any{"shop_id": shop, "name": t.Name, "scopes": t.Scopes, "environment": t.Environment,
+			"created_at": t.CreatedAt, "rotated_at": timeOrNil(t.RotatedAt), "revoked_at": timeOrNil(t.RevokedAt),
+			"last_used_at": t.LastUsedAt, "last_used_ip": nil}
+		if t.LastUsedAt != nil {
+			attrs["last_used_ip"] = t.LastUsedIP
+		}
+		out = append(out, httpapi.Resource{ID: t.ID, Type: "api_key", Attributes: attrs})
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	httpapi.WriteList(w, r, out, httpapi.Page{})
+}
+
+func timeOrNil(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t
+}
+
+// handleAPIKeyRevoke stops a token for good (204; revoking a revoked
+// token again is also 204). Who may revoke is who may rotate.
+func (k *APIKeys) handleAPIKeyRevoke(w http.ResponseWriter, r *http.Request) {
+	p, _ := auth.FromContext(r.Context())
+	id := mux.Vars(r)["id"]
+	target, err := k.dir.TokenByID(r.Context(), id)
+	if err != nil {
+		httpapi.WriteError(w, r, err)
+		return
+	}
+	if err := k.mayRotate(r.Context(), p, target); err != nil {
+		httpapi.WriteError(w, r, err)
+		return
+	}
+	res, err := k.cmds.RevokeToken(r.Context(), commands.RevokeToken{TokenID: id}, meta(r, p))
+	if err != nil {
+		httpapi.WriteError(w, r, err)
+		return
+	}
+	k.auth.Revoke(target.Hash)
+	if res.Position > 0 {
+		w.Header().Set(httpapi.HeaderEventPosition, strconv.FormatUint(uint64(res.Position), 10))
+	}
+	w.WriteHeader(http.StatusNoContent)
 }
 
 type apiKeyCreate struct {

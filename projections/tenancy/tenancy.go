@@ -78,7 +78,7 @@ CREATE TABLE erased_shops (
 	shop_id   TEXT PRIMARY KEY,
 	erased_at INTEGER NOT NULL
 );
-`}, {Version: 6, SQL: creditsSQL}, {Version: 7, SQL: storefrontSQL}, {Version: 8, SQL: platformSQL}, {Version: 9, SQL: usersSQL}}
+`}, {Version: 6, SQL: creditsSQL}, {Version: 7, SQL: storefrontSQL}, {Version: 8, SQL: platformSQL}, {Version: 9, SQL: usersSQL}, {Version: 10, SQL: tokenListSQL}}
 
 // SecretLabel binds the sealed webhook secret of shops.webhook_secret
 // (envelope.Codec.SealSecret): Shop.WebhookSecret is sealed, and the
@@ -160,7 +160,7 @@ var cases = projections.NewTxCases(append([]projections.TxCase{
 		return err
 	}),
 	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.TokenRotated, _ *projections.DecodedEvent) error {
-		_, err := tx.ExecContext(ctx, `UPDATE tokens SET hash = ? WHERE token_id = ?`, ev.Hash, ev.TokenID)
+		_, err := tx.ExecContext(ctx, `UPDATE tokens SET hash = ?, rotated_at = ? WHERE token_id = ?`, ev.Hash, ev.RotatedAt.UnixMicro(), ev.TokenID)
 		return err
 	}),
 	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.TokenRevoked, _ *projections.DecodedEvent) error {
