@@ -117,14 +117,13 @@ func (r *recorder) Write(b []byte) (int, error) {
 const maxAnswer = 8 << 20
 
 // call sends one request to the API as p, from the browser's request r
-// (its context, client address and request id), with body encoded as
-// JSON ({"data": body} when body is not nil and not already a
-// document). idem, when not empty, is sent as Idempotency-Key (the
+// (its context, client address and request id), with body (when not
+// nil) sent as the JSON document {"data":{"attributes": body}}. idem, when not empty, is sent as Idempotency-Key (the
 // form's one-time value: a form posted twice acts once).
 func (ui *UI) call(r *http.Request, p auth.Principal, method, path string, body any, idem string) (*answer, error) {
 	var rd io.Reader
 	if body != nil {
-		b, err := json.Marshal(map[string]any{"data": body})
+		b, err := json.Marshal(map[string]any{"data": map[string]any{"attributes": body}})
 		if err != nil {
 			return nil, err
 		}
