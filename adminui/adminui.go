@@ -22,6 +22,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/cgp-platform/cgp/auth"
+	"github.com/cgp-platform/cgp/commands"
 	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/httpapi"
 	"github.com/cgp-platform/cgp/limits"
@@ -77,6 +78,17 @@ type Config struct {
 	// Secure marks the session cookie Secure: set when the public URL is
 	// https (a browser does not send a Secure cookie over plain http).
 	Secure bool
+	// Commands runs the users' commands (invitations).
+	Commands *commands.Handler
+	// Mail sends the invitations' e-mails (nil: no relay; the link is
+	// then shown once to the inviting owner).
+	Mail Mailer
+	// BaseURL is the service's public address for the invitation links
+	// ("": the request's own).
+	BaseURL string
+	// CatchUpTo waits (bounded) until the users' read model reached a
+	// position.
+	CatchUpTo func(ctx context.Context, pos uint64) error
 	// API is the service's own HTTP handler: the interface acts through
 	// it, in-process (see call).
 	API http.Handler
@@ -113,6 +125,7 @@ func (ui *UI) Routes(r *mux.Router) {
 	route("/admin/login", http.HandlerFunc(ui.login), http.MethodPost)
 	route("/admin/logout", http.HandlerFunc(ui.logout), http.MethodPost)
 	route("/admin", ui.signedIn(ui.shops), http.MethodGet)
+	ui.userRoutes(route)
 	route("/admin/switch", ui.signedIn(ui.switchShop), http.MethodGet)
 	route("/admin/shops/{shop_id}", ui.shopRoute(shopPage{"", http.MethodGet, "", ui.shop}), http.MethodGet)
 	for _, sp := range ui.shopPages() {

@@ -8,12 +8,14 @@ package app
 import (
 	"context"
 	"net/http"
+	"net/mail"
 	"strings"
 	"time"
 
 	"github.com/gorilla/mux"
 
 	"github.com/cgp-platform/cgp/adminui"
+	"github.com/cgp-platform/cgp/channels/email"
 	"github.com/cgp-platform/cgp/consent"
 	"github.com/cgp-platform/cgp/eventlog"
 	"github.com/cgp-platform/cgp/httpapi"
@@ -257,15 +259,36 @@ func mountUnsubscribe(a *App, r *mux.Router, _ Middleware) {
 // (sign-in, sessions, the account's shops). Its session cookie is Secure
 // when the public URL is https.
 func mountAdminUI(a *App, r *mux.Router, _ Middleware) {
-	adminui.New(adminui.Config{Tenancy: a.Tenancy, Sessions: a.Sessions, Guard: a.Auth, API: r,
+	catchUpTo := func(ctx context.Context, pos uint64) error {
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		return a.Runtime.WaitFor(ctx, eventlog.Position(pos), tenancy.Name)
+	}
+	adminui.New(adminui.Config{Tenancy: a.Tenancy, Sessions: a.Sessions, Guard: a.Auth, API: r, Commands: a.Commands,
+		Mail: invitationMailer(a.Config), BaseURL: a.Config.PublicURL, CatchUpTo: catchUpTo,
 		Secure: strings.HasPrefix(a.Config.PublicURL, "https://"),
 		CatchUp: func(ctx context.Context) error {
 			head, err := a.Log.HeadPosition(ctx)
 			if err != nil {
 				return err
 			}
-			ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			defer cancel()
-			return a.Runtime.WaitFor(ctx, head, tenancy.Name)
+			return catchUpTo(ctx, uint64(head))
 		}}).Routes(r)
+}
+
+// invitationMailer mails the admin interface's invitations through the
+// SMTP relay (nil without one).
+func invitationMailer(cfg Config) adminui.Mailer {
+	if cfg.SMTPAddr == "" {
+		return nil
+	}
+	from, err := mail.ParseAddress(cfg.SMTPFrom) // validated by Config.Validate
+	if err != nil {
+		return nil
+	}
+	sender := &email.Sender{Addr: cfg.SMTPAddr, Username: cfg.SMTPUsername, Password: cfg.SMTPPassword, TLSConfig: cfg.Test.ExportSMTPTLS}
+	return func(ctx context.Context, to, subject, text string) error {
+		_, err := sender.Send(ctx, email.Message{From: *from, To: mail.Address{Address: to}, Subject: subject, Text: text, Date: time.Now()})
+		return err
+	}
 }

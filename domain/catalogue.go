@@ -7,7 +7,7 @@ package domain
 // marketplaceEvents in marketplace.go).
 func Events() *Catalogue {
 	var specs []EventSpec
-	for _, area := range [][]EventSpec{tenancyEvents(), commerceEvents(), messagingEvents(), marketplaceEvents(), catalogEvents(), campaignEvents(), journeyEvents(), intelligenceEvents(), attributionEvents(), erasureEvents(), shopErasureEvents(), privacyEvents(), webhookEvents(), consentEvents(), sendingEvents(), flowEvents(), anomalyEvents(), notificationEvents(), conversationEvents(), conciergeEvents(), creditEvents(), imageOperationEvents(), storefrontAccessEvents(), reviewEvents(), installEvents(), orderActionEvents(), userEvents()} {
+	for _, area := range [][]EventSpec{tenancyEvents(), commerceEvents(), messagingEvents(), marketplaceEvents(), catalogEvents(), campaignEvents(), journeyEvents(), intelligenceEvents(), attributionEvents(), erasureEvents(), shopErasureEvents(), privacyEvents(), webhookEvents(), consentEvents(), sendingEvents(), flowEvents(), anomalyEvents(), notificationEvents(), conversationEvents(), conciergeEvents(), creditEvents(), imageOperationEvents(), storefrontAccessEvents(), reviewEvents(), installEvents(), orderActionEvents(), userEvents(), invitationEvents()} {
 		specs = append(specs, area...)
 	}
 	return NewCatalogue(specs...)

@@ -78,7 +78,7 @@ CREATE TABLE erased_shops (
 	shop_id   TEXT PRIMARY KEY,
 	erased_at INTEGER NOT NULL
 );
-`}, {Version: 6, SQL: creditsSQL}, {Version: 7, SQL: storefrontSQL}, {Version: 8, SQL: platformSQL}, {Version: 9, SQL: usersSQL}, {Version: 10, SQL: tokenListSQL}}
+`}, {Version: 6, SQL: creditsSQL}, {Version: 7, SQL: storefrontSQL}, {Version: 8, SQL: platformSQL}, {Version: 9, SQL: usersSQL}, {Version: 10, SQL: tokenListSQL}, {Version: 11, SQL: invitationsSQL}}
 
 // SecretLabel binds the sealed webhook secret of shops.webhook_secret
 // (envelope.Codec.SealSecret): Shop.WebhookSecret is sealed, and the
@@ -182,7 +182,7 @@ var cases = projections.NewTxCases(append([]projections.TxCase{
 			ON CONFLICT (key_id) DO NOTHING`, ev.KeyID, ev.ShopID, ev.Hash, scopes, ev.Imported, ev.CreatedAt.UnixMicro())
 		return err
 	}),
-}, append(append(append(creditCases(), storefrontCases()...), platformCases()...), userCases()...)...)...)
+}, append(append(append(append(creditCases(), storefrontCases()...), platformCases()...), userCases()...), invitationCases()...)...)...)
 
 // Shop is a shop as authentication and the receivers need it.
 type Shop struct {
