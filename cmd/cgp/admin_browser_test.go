@@ -80,6 +80,19 @@ func TestAdminInBrowser(t *testing.T) {
 	}
 	screenshot(t, ctx, "03-tokens-last-used")
 
+	// Keyboard: the first Tab reaches the skip link, which moves focus to
+	// the content. A phone's width needs no sideways scrolling.
+	inBrowser(t, ctx, "tab", chromedp.KeyEvent("\t"))
+	if f := evalIn[string](t, ctx, "document.activeElement.className"); f != "skip" {
+		t.Errorf("the first Tab focuses %q, not the skip link", f)
+	}
+	inBrowser(t, ctx, "phone width", chromedp.EmulateViewport(390, 844), chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("table.list")))
+	if wide := evalIn[bool](t, ctx, "document.documentElement.scrollWidth > window.innerWidth + 1"); wide {
+		t.Errorf("the tokens page scrolls sideways on a phone (%d px wide)", evalIn[int](t, ctx, "document.documentElement.scrollWidth"))
+	}
+	screenshot(t, ctx, "03b-tokens-phone")
+	inBrowser(t, ctx, "laptop width", chromedp.EmulateViewport(1280, 900))
+
 	// Rotate: a new secret once; the old one stops.
 	inBrowser(t, ctx, "rotate",
 		chromedp.Click(chromedp.CSS("tr[data-token] details:nth-of-type(1) summary")),
