@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -69,7 +70,10 @@ type shopPage struct {
 
 // shopPages are every shop page's routes.
 func (ui *UI) shopPages() []shopPage {
-	return ui.tokenPages()
+	out := ui.tokenPages()
+	out = append(out, ui.campaignPages()...)
+	out = append(out, ui.gdprPages()...)
+	return append(out, ui.auditPages()...)
 }
 
 // shopRoute serves sp for a signed-in user of the shop's account:
@@ -224,6 +228,14 @@ var funcs = template.FuncMap{
 			return slices.Contains(l, any(s))
 		}
 		return false
+	},
+	// percent shows a rate (0.1234) as a percentage ("12.3 %").
+	"percent": func(v any) string {
+		f, ok := v.(float64)
+		if !ok {
+			return ""
+		}
+		return strconv.FormatFloat(f*100, 'f', 1, 64) + " %"
 	},
 	"str": func(v any) string {
 		if v == nil {

@@ -299,6 +299,9 @@ func TestAuditVerifyEndpoint(t *testing.T) {
 		rep := verify()
 		return rep["intact"] == true && int(rep["events_checked"].(float64)) == len(all)
 	})
+	if rep := verify(); fmt.Sprint(rep["verified_through_position"]) != fmt.Sprint(all[len(all)-1]["position"]) {
+		t.Fatalf("verified through %v, the last event is at %v", rep["verified_through_position"], all[len(all)-1]["position"])
+	}
 	if r := f.s.get(t, "/api/v1/audit-events/verify?deep=1", f.tn.token); r.status != 400 {
 		t.Fatalf("unknown parameter: %d %s", r.status, r.body)
 	}
@@ -326,7 +329,8 @@ func TestAuditVerifyEndpoint(t *testing.T) {
 	tamper(t, f.dir, `UPDATE events SET data = CAST(data || x'00' AS BLOB) WHERE position = `+target)
 	f.s = startServer(t, f.dir)
 	rep := verify()
-	if rep["intact"] != false || rep["first_bad_event"] != id || fmt.Sprint(rep["first_bad_position"]) != target {
+	if rep["intact"] != false || rep["first_bad_event"] != id || fmt.Sprint(rep["first_bad_position"]) != target ||
+		rep["verified_through_position"].(float64) >= rep["first_bad_position"].(float64) {
 		t.Fatalf("altered event %s at %s: %v", id, target, rep)
 	}
 	code, crep := auditVerify(t, f.dir, f.tn.shopID)

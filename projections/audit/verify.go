@@ -9,9 +9,12 @@ import (
 
 // Report says whether a shop's history is intact.
 type Report struct {
-	ShopID   string `json:"shop_id"`
-	Intact   bool   `json:"intact"`
-	Events   int    `json:"events_checked"`
+	ShopID string `json:"shop_id"`
+	Intact bool   `json:"intact"`
+	Events int    `json:"events_checked"`
+	// Through is the log position of the last event found intact: the
+	// history is verified up to it (0 when none was).
+	Through  uint64 `json:"verified_through_position"`
 	Streams  int    `json:"streams"`
 	Problem  string `json:"problem,omitempty"`
 	BadEvent string `json:"first_bad_event,omitempty"`
@@ -78,6 +81,7 @@ func (v *verifier) check(e *eventlog.Event) bool {
 		v.fail(err.Error(), e.ID.String(), e.Position)
 		return false
 	}
+	v.rep.Through = e.Position
 	return true
 }
 
