@@ -153,6 +153,7 @@ func TestAdminWebhooksPage(t *testing.T) {
 		return a["enabled"] == false && a["disabled_reason"] == "merchant"
 	})
 	pageHas(t, "disabled", owner.get(t, base+"/webhooks"), "disabled (by a user)")
+	pageHas(t, "the disabled subscription's page", owner.get(t, page), "disabled (by a user)", `name="enabled" value="true"`, ">Enable</button>")
 	if r := owner.post(t, page+"/deliveries/"+dl+"/retry", url.Values{}); r.status != 409 {
 		t.Fatalf("retry while disabled: %d %s", r.status, r.body)
 	}
