@@ -70,10 +70,7 @@ type shopPage struct {
 
 // shopPages are every shop page's routes.
 func (ui *UI) shopPages() []shopPage {
-	out := ui.tokenPages()
-	out = append(out, ui.campaignPages()...)
-	out = append(out, ui.gdprPages()...)
-	return append(out, ui.auditPages()...)
+	return slices.Concat(ui.tokenPages(), ui.webhookPages(), ui.campaignPages(), ui.gdprPages(), ui.auditPages())
 }
 
 // shopRoute serves sp for a signed-in user of the shop's account:
