@@ -58,7 +58,11 @@ func (ui *UI) showImageKeys(w http.ResponseWriter, r *http.Request, c *shopCtx, 
 	if form == nil {
 		form = defaultImageForm()
 	}
-	p.Data = map[string]any{"Keys": a.List(), "ListError": a.Problem(), "Scopes": imageScopes, "Form": form,
+	listErr := a.Problem()
+	if a.Status == http.StatusForbidden && !c.CanWrite() {
+		listErr = "Your role (read-only) cannot see the shop's image-API keys: they are credentials, listed with * (owners and admins). " + listErr + "."
+	}
+	p.Data = map[string]any{"Keys": a.List(), "ListError": listErr, "Scopes": imageScopes, "Form": form,
 		"WriteWarn": slices.Contains(form["scopes"], string(domain.ImageScopeImagesWrite)), "KeyWarning": keyWarning}
 	ui.renderShop(w, r, c, status, "image-keys", "Image-API keys", p)
 }
