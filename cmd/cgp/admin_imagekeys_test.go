@@ -214,6 +214,12 @@ func TestAdminUsagePage(t *testing.T) {
 		t.Fatalf("the API counts no request: %v", api)
 	}
 	pageHas(t, "per-token requests", p, "<code>"+byToken[0].(map[string]any)["token_id"].(string)+"</code>")
+	// The operator's budget for the shop shows as soon as it is projected,
+	// a large one as a whole number.
+	cli(t, dir, "shops", "credits", "--shop", tn.shopID, "--monthly", "1000000")
+	eventually(t, 30*time.Second, "the new budget on the page", func() bool {
+		return strings.Contains(string(reader.get(t, base+"/usage").body), `<td class="quota">1000000</td>`)
+	})
 	past := reader.get(t, base+"/usage?period=2001-02")
 	pageHas(t, "a past period", past, "2001-02")
 	bad := reader.get(t, base+"/usage?period=tomorrow")
