@@ -70,7 +70,8 @@ type shopPage struct {
 
 // shopPages are every shop page's routes.
 func (ui *UI) shopPages() []shopPage {
-	return slices.Concat(ui.tokenPages(), ui.webhookPages(), ui.campaignPages(), ui.gdprPages(), ui.auditPages())
+	return slices.Concat(ui.tokenPages(), ui.imageKeyPages(), ui.usagePages(), ui.webhookPages(), ui.campaignPages(),
+		ui.gdprPages(), ui.auditPages())
 }
 
 // shopRoute serves sp for a signed-in user of the shop's account:

@@ -46,6 +46,19 @@ func (f ImageKeys) ImageKeyByHash(ctx context.Context, hash string) (*auth.Image
 	return &auth.ImageKey{ID: k.ID, ShopID: k.ShopID, Hash: k.Hash, Scopes: k.Scopes}, nil
 }
 
+// ShopImageKeys lists the shop's image-API keys, the newest first.
+func (f ImageKeys) ShopImageKeys(ctx context.Context, shopID string) ([]writeapi.ImageKeyListing, error) {
+	keys, err := f.Q.ShopImageKeys(ctx, shopID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]writeapi.ImageKeyListing, len(keys))
+	for i, k := range keys {
+		out[i] = writeapi.ImageKeyListing{ID: k.ID, Scopes: k.Scopes, Imported: k.Imported, CreatedAt: k.CreatedAt}
+	}
+	return out, nil
+}
+
 // Directory adapts the tenancy read model to the key endpoints' needs.
 type Directory struct{ Q *tenancy.Queries }
 

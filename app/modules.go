@@ -121,7 +121,7 @@ func Modules() []Module {
 	return []Module{{
 		Name:       "tenancy",
 		Projectors: func(d Deps) []projections.Projector { return one(tenancy.Projector(d.Codec, d.TenancyChanged)) },
-		Routes: []Route{{"writeapi.APIKeys", mountAPIKeys}, {"readapi.Usage", mountUsage},
+		Routes: []Route{{"writeapi.APIKeys", mountAPIKeys}, {"writeapi.ImageKeys", mountImageKeys}, {"readapi.Usage", mountUsage},
 			{"readapi.Storefront, writeapi.Storefront", mountStorefront}},
 		Jobs: []BackgroundJob{{"token_last_use", tokenLastUseJob}, {"retention", retentionJob}},
 		Commands: []string{"accounts", "shops", "tokens", "public-keys", "image-keys", "shops retention", "shops reinstall", "shops credits",

@@ -48,6 +48,11 @@ func mountAPIKeys(a *App, r *mux.Router, idem Middleware) {
 	writeapi.NewAPIKeys(a.Commands, a.Auth, idem, Directory{Q: a.Tenancy}, TokenList{Q: a.Tenancy, Uses: a.Auth.LastUsed, Store: a.LastUse}, time.Now).Routes(r)
 }
 
+// mountImageKeys registers the shop's image-API key list and mint.
+func mountImageKeys(a *App, r *mux.Router, idem Middleware) {
+	writeapi.NewImageKeys(a.Commands, a.Auth, idem, ImageKeys{Q: a.Tenancy}, time.Now).Routes(r)
+}
+
 // mountStorefront registers the shop's storefront access settings: its
 // CORS allow-list and its public keys.
 func mountStorefront(a *App, r *mux.Router, idem Middleware) {

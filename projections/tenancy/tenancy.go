@@ -311,6 +311,34 @@ func (q *Queries) ImageKeyByHash(ctx context.Context, hash string) (*ImageKey, e
 	return &k, nil
 }
 
+// ImageKeyInfo is an image-operations API key in a shop's list: never
+// its hash.
+type ImageKeyInfo struct {
+	ID        string
+	Scopes    domain.ImageScopes
+	Imported  bool
+	CreatedAt time.Time
+}
+
+// ShopImageKeys lists a shop's image-API keys, the newest first.
+func (q *Queries) ShopImageKeys(ctx context.Context, shop string) ([]ImageKeyInfo, error) {
+	return readmodel.List(ctx, q.db, "image keys", func(sc readmodel.Scanner) (ImageKeyInfo, error) {
+		var k ImageKeyInfo
+		var scopes sql.NullString
+		var created int64
+		if err := sc.Scan(&k.ID, &scopes, &k.Imported, &created); err != nil {
+			return k, err
+		}
+		if scopes.Valid {
+			if err := json.Unmarshal([]byte(scopes.String), &k.Scopes); err != nil {
+				return k, fmt.Errorf("image key %s scopes: %w", k.ID, err)
+			}
+		}
+		k.CreatedAt = readmodel.Time(created)
+		return k, nil
+	}, `SELECT key_id, scopes, imported, created_at FROM image_keys WHERE shop_id = ? ORDER BY created_at DESC, key_id DESC`, shop)
+}
+
 // TokenByID returns a token by id (revoked ones too).
 func (q *Queries) TokenByID(ctx context.Context, id string) (*Token, error) {
 	var hash string
