@@ -80,6 +80,10 @@ func TestAdminNotificationsPage(t *testing.T) {
 	if r := owner.get(t, base+"/notifications?unread=false"); strings.Contains(string(r.body), `data-notification="`+id+`"`) {
 		t.Fatalf("read only shows the unread one: %s", r.body)
 	}
+	// A filter the API refuses: its error, with its status.
+	if r := owner.get(t, base+"/notifications?severity=P9"); r.status != 400 || !strings.Contains(string(r.body), `role="alert"`) {
+		t.Fatalf("a bad filter: %d %s", r.status, r.body)
+	}
 	one := owner.get(t, base+"/notifications/"+id)
 	pageHas(t, "one notification", one, "order_confirmation", "paused", `name="back" value="notification"`)
 	if r := owner.get(t, base+"/notifications/ntf_nosuchthing"); r.status != 404 {
