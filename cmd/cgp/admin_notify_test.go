@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"html"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -189,7 +191,7 @@ func TestAdminNotificationsPage(t *testing.T) {
 
 // TestAdminConversationsPage: issue 22's conversations page over real
 // HTTP: a customer's conversation waiting for a person is in the human
-// queue; its page shows the messages; a reply through the form goes once
+// queue (on its second page, by the API's cursor, after 25 newer); its page shows the messages; a reply through the form goes once
 // through the Cloud API's contract and appears in the conversation; a
 // reply the API refuses is shown with the text kept; assign (to the
 // user's e-mail) and close are what the API answers after; a read-only
@@ -211,6 +213,12 @@ func TestAdminConversationsPage(t *testing.T) {
 	const digits = "15550107401"
 	question := "Where is my parcel? admin-conv-question"
 	receive(t, s, v, wt, inboundText(t, wt.waba, digits, "wamid.admin-conv-1", question, time.Now().Add(-time.Minute)))
+	// 25 later conversations: a page of the list holds 25, the first one is
+	// on the second page.
+	for i := range 25 {
+		receive(t, s, v, wt, inboundText(t, wt.waba, fmt.Sprintf("1555020%04d", i), fmt.Sprintf("wamid.admin-conv-more-%d", i),
+			"Hello", time.Now().Add(-time.Minute)))
+	}
 	up := cli(t, dir, "shops", "set-plan", "--shop", wt.shopID, "--plan", "agency")
 	pos := fmt.Sprint(uint64(up["position"].(float64)))
 	eventually(t, 20*time.Second, "the agency plan in force", func() bool {
@@ -222,16 +230,29 @@ func TestAdminConversationsPage(t *testing.T) {
 	base := "/admin/shops/" + wt.shopID
 
 	var queue response
-	eventually(t, 20*time.Second, "the conversation in the human queue", func() bool {
+	eventually(t, 20*time.Second, "26 conversations in the human queue", func() bool {
 		queue = owner.get(t, base+"/conversations")
-		return strings.Contains(string(queue.body), `data-conversation="`+id+`"`)
+		return strings.Count(string(queue.body), `data-conversation="`) == 25 && strings.Contains(string(queue.body), `rel="next"`)
 	})
 	pageHas(t, "the human queue", queue, `aria-current="page">Human queue`, "Conversations waiting for a person", ">human</td>")
 	checkAdminHeaders(t, "conversations page", queue)
+	if strings.Contains(string(queue.body), `data-conversation="`+id+`"`) {
+		t.Fatalf("the oldest conversation on the first page: %s", queue.body)
+	}
+	// The next page, by the API's cursor: the first conversation.
+	next := regexp.MustCompile(`<a href="([^"]+)" rel="next">`).FindSubmatch(queue.body)
+	if next == nil {
+		t.Fatalf("no next page: %s", queue.body)
+	}
+	older := owner.get(t, html.UnescapeString(string(next[1])))
+	if older.status != 200 || strings.Count(string(older.body), `data-conversation="`) != 1 ||
+		!strings.Contains(string(older.body), `data-conversation="`+id+`"`) || strings.Contains(string(older.body), `rel="next"`) {
+		t.Fatalf("the second page: %d %s", older.status, older.body)
+	}
 	if r := owner.get(t, base+"/conversations?queue=ai_concierge"); strings.Contains(string(r.body), `data-conversation="`+id+`"`) {
 		t.Fatalf("the AI concierge's queue shows the human one: %s", r.body)
 	}
-	pageHas(t, "every conversation", owner.get(t, base+"/conversations?queue=all"), `data-conversation="`+id+`"`)
+	pageHas(t, "every conversation", owner.get(t, base+"/conversations?queue=all"), `aria-current="page">All`, `rel="next"`)
 	if r := owner.get(t, base+"/conversations?queue=nonsense"); r.status != 404 {
 		t.Fatalf("an unknown queue: %d", r.status)
 	}
@@ -245,7 +266,9 @@ func TestAdminConversationsPage(t *testing.T) {
 		strings.Contains(string(ro.body), "/assign\"") || strings.Contains(string(ro.body), "/close\"") {
 		t.Fatalf("read-only conversation: %d %s", ro.status, ro.body)
 	}
-	pageHas(t, "read-only queue", reader.get(t, base+"/conversations"), `data-conversation="`+id+`"`)
+	if r := reader.get(t, base+"/conversations"); r.status != 200 || strings.Count(string(r.body), `data-conversation="`) != 25 {
+		t.Fatalf("read-only queue: %d %s", r.status, r.body)
+	}
 	for _, a := range []string{"reply", "assign", "close"} {
 		if r := reader.post(t, base+"/conversations/"+id+"/"+a, url.Values{"text": {"sneaky"}}); r.status != 403 {
 			t.Fatalf("read-only %s: %d", a, r.status)
