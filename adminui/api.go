@@ -10,6 +10,7 @@ import (
 
 	"github.com/cgp-platform/cgp/auth"
 	"github.com/cgp-platform/cgp/domain"
+	"github.com/cgp-platform/cgp/httpapi"
 	"github.com/cgp-platform/cgp/projections/tenancy"
 )
 
@@ -133,6 +134,11 @@ func (ui *UI) call(r *http.Request, p auth.Principal, method, path string, body 
 	if err != nil {
 		return nil, err
 	}
+	if req.Body == nil {
+		// A server's request always has a body (an empty one here): a
+		// handler reading an optional body must not meet nil.
+		req.Body = http.NoBody
+	}
 	req.RemoteAddr = r.RemoteAddr
 	if xff := r.Header.Get("X-Forwarded-For"); xff != "" {
 		req.Header.Set("X-Forwarded-For", xff)
@@ -143,6 +149,9 @@ func (ui *UI) call(r *http.Request, p auth.Principal, method, path string, body 
 	}
 	if idem != "" {
 		req.Header.Set("Idempotency-Key", idem)
+	}
+	if at := waitAt(r); at != "" {
+		req.Header.Set(httpapi.HeaderWaitForPosition, at)
 	}
 	rec := &recorder{header: http.Header{}}
 	ui.cfg.API.ServeHTTP(rec, req)
@@ -162,4 +171,20 @@ func (ui *UI) call(r *http.Request, p auth.Principal, method, path string, body 
 		return a, fmt.Errorf("%s %s: %d %s", method, path, a.Status, a.Problem())
 	}
 	return a, nil
+}
+
+// waitAt is the position a page shown after a form that acted reads at
+// least (its `at` query parameter, set by backAt from the API's
+// X-Event-Position): the page shows the user's own write (read-your-
+// writes, bounded by the API's wait). Only on GET; "" when absent or not
+// a position.
+func waitAt(r *http.Request) string {
+	if r.Method != http.MethodGet {
+		return ""
+	}
+	at := r.URL.Query().Get("at")
+	if at == "" || len(at) > 20 || strings.Trim(at, "0123456789") != "" {
+		return ""
+	}
+	return at
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/cgp-platform/cgp/auth"
 	"github.com/cgp-platform/cgp/domain"
+	"github.com/cgp-platform/cgp/httpapi"
 	"github.com/cgp-platform/cgp/projections/tenancy"
 )
 
@@ -71,7 +72,7 @@ type shopPage struct {
 // shopPages are every shop page's routes.
 func (ui *UI) shopPages() []shopPage {
 	return slices.Concat(ui.tokenPages(), ui.imageKeyPages(), ui.usagePages(), ui.webhookPages(), ui.campaignPages(),
-		ui.gdprPages(), ui.auditPages())
+		ui.gdprPages(), ui.auditPages(), ui.notificationPages(), ui.conversationPages())
 }
 
 // shopRoute serves sp for a signed-in user of the shop's account:
@@ -142,6 +143,23 @@ func back(w http.ResponseWriter, r *http.Request, c *shopCtx, path, notice strin
 	u := c.Base() + "/" + path
 	if notice != "" {
 		u += "?notice=" + url.QueryEscape(notice)
+	}
+	http.Redirect(w, r, u, http.StatusSeeOther)
+}
+
+// backAt is back, the page reading at least what the form's API call
+// wrote (a: its X-Event-Position; see waitAt).
+func backAt(w http.ResponseWriter, r *http.Request, c *shopCtx, path, notice string, a *answer) {
+	u := c.Base() + "/" + path
+	q := url.Values{}
+	if notice != "" {
+		q.Set("notice", notice)
+	}
+	if pos := a.Header.Get(httpapi.HeaderEventPosition); pos != "" {
+		q.Set("at", pos)
+	}
+	if len(q) > 0 {
+		u += "?" + q.Encode()
 	}
 	http.Redirect(w, r, u, http.StatusSeeOther)
 }
