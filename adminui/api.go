@@ -133,6 +133,11 @@ func (ui *UI) call(r *http.Request, p auth.Principal, method, path string, body 
 	if err != nil {
 		return nil, err
 	}
+	if req.Body == nil {
+		// A server's request always has a body (handlers read it
+		// unchecked): an empty one, like a client's request without one.
+		req.Body = http.NoBody
+	}
 	req.RemoteAddr = r.RemoteAddr
 	if xff := r.Header.Get("X-Forwarded-For"); xff != "" {
 		req.Header.Set("X-Forwarded-For", xff)

@@ -69,7 +69,7 @@ type shopPage struct {
 
 // shopPages are every shop page's routes.
 func (ui *UI) shopPages() []shopPage {
-	return ui.tokenPages()
+	return slices.Concat(ui.tokenPages(), ui.reviewPages(), ui.storefrontPages(), ui.installPages())
 }
 
 // shopRoute serves sp for a signed-in user of the shop's account:

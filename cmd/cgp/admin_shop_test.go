@@ -1,0 +1,163 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+)
+
+// adminReview is a review's attributes as GET /api/v1/reviews/{id} shows
+// them.
+func adminReview(t *testing.T, s *testServer, tn tenant, id string) map[string]any {
+	t.Helper()
+	r := s.get(t, "/api/v1/reviews/"+id, tn.token)
+	if r.status != http.StatusOK {
+		t.Fatalf("GET /api/v1/reviews/%s: %d %s", id, r.status, r.body)
+	}
+	return attrs(data(r, t))
+}
+
+// TestAdminReviewsPage: issue 22's reviews page over real HTTP: reviews
+// submitted on the storefront wait in the pending queue; publishing,
+// rejecting (the API's reason required) and replying through the forms
+// are visible through the API; the status filter is a GET form; the
+// auto-publish settings form shows the API's validation with the form
+// kept and saves what the API then answers; a read-only user sees no form
+// and is refused a post that changes nothing; another account's shop is
+// 404.
+func TestAdminReviewsPage(t *testing.T) {
+	dir := t.TempDir()
+	s := behindProxy(t, dir, nil)
+	tn := newTenant(t, dir, "admin-reviews.example.com", "agency", "*")
+	other := newTenant(t, dir, "admin-reviews-other.example.com", "agency", "*")
+	waitForToken(t, s, tn)
+	rm := readModels(t, dir)
+	const product = int64(8123456789012)
+	// Three buyers with orders not fulfilled: their reviews are not
+	// verified, so the default rule leaves them pending.
+	var last uint64
+	for i := int64(1); i <= 3; i++ {
+		last = s.deliver(t, tn, "orders/create", fmt.Sprintf("adm-rv-%d", i),
+			reviewOrder(t, "orders/create", 94000000+i, 7400000+i, fmt.Sprintf("buyer%d@admin-reviews.example", i)))
+	}
+	waitProjected(t, rm, "commerce", last)
+	ids := make([]string, 3)
+	for i := range ids {
+		n := i + 1
+		r := do(t, http.MethodPost, s.base+"/api/public/reviews", reviewBody(map[string]any{"product_id": fmt.Sprint(product),
+			"rating": 3 + i, "title": fmt.Sprintf("Title number %d", n), "body": fmt.Sprintf("Body of review %d", n),
+			"author_name": fmt.Sprintf("Buyer %d", n), "author_email": fmt.Sprintf("buyer%d@admin-reviews.example", n),
+			"order_id": fmt.Sprint(94000000 + n)}), map[string]string{"Content-Type": "application/json",
+			"Origin": "https://" + tn.domain, "X-Shop-Domain": tn.domain, "X-Forwarded-For": fmt.Sprintf("10.9.0.%d", n)})
+		if r.status != http.StatusAccepted || attrs(data(r, t))["status"] != "pending" {
+			t.Fatalf("review %d: %d %s", n, r.status, r.body)
+		}
+		ids[i] = data(r, t)["id"].(string)
+	}
+	owner := signInAs(t, s, dir, tn.accountID, "owner@admin-reviews.example.com", "owner", "127.0.0.1")
+	reader := signInAs(t, s, dir, tn.accountID, "reader@admin-reviews.example.com", "read_only", "127.0.0.1")
+	base := "/admin/shops/" + tn.shopID
+
+	var queue response
+	eventually(t, 15*time.Second, "the pending queue", func() bool {
+		queue = owner.get(t, base+"/reviews")
+		return strings.Count(string(queue.body), `<td class="status">pending</td>`) == 3
+	})
+	checkAdminHeaders(t, "reviews page", queue)
+	pageHas(t, "the queue", queue, "Title number 1", "Body of review 2", "Buyer 3", "<td><code>prd_", "not verified",
+		`action="`+base+`/reviews/`+ids[0]+`/publish"`, `action="`+base+`/reviews/`+ids[1]+`/reject"`, `name="reason"`,
+		`action="`+base+`/reviews/settings"`, `name="min_rating"`)
+
+	// Publish.
+	if r := owner.post(t, base+"/reviews/"+ids[0]+"/publish", nil); r.status != 303 ||
+		!strings.HasPrefix(r.header.Get("Location"), base+"/reviews?notice=") {
+		dumpLogs(t, s)
+		t.Fatalf("publish: %d %s", r.status, r.body)
+	}
+	eventually(t, 15*time.Second, "published through the API", func() bool { return adminReview(t, s, tn, ids[0])["status"] == "published" })
+	// Reject: the API wants a reason; the refusal is on the page.
+	if r := owner.post(t, base+"/reviews/"+ids[1]+"/reject", url.Values{"reason": {""}}); r.status != 422 ||
+		!strings.Contains(string(r.body), "reason") || !strings.Contains(string(r.body), `role="alert"`) {
+		t.Fatalf("reject without a reason: %d %s", r.status, r.body)
+	}
+	if r := owner.post(t, base+"/reviews/"+ids[1]+"/reject", url.Values{"reason": {"Off-topic"}}); r.status != 303 {
+		t.Fatalf("reject: %d %s", r.status, r.body)
+	}
+	eventually(t, 15*time.Second, "rejected through the API", func() bool {
+		a := adminReview(t, s, tn, ids[1])
+		return a["status"] == "rejected" && a["rejection_reason"] == "Off-topic"
+	})
+	// Reply.
+	if r := owner.post(t, base+"/reviews/"+ids[2]+"/reply", url.Values{"body": {"Thank you for the kind words"}}); r.status != 303 {
+		t.Fatalf("reply: %d %s", r.status, r.body)
+	}
+	eventually(t, 15*time.Second, "the reply through the API", func() bool {
+		rep, _ := adminReview(t, s, tn, ids[2])["reply"].(map[string]any)
+		return rep != nil && rep["body"] == "Thank you for the kind words"
+	})
+	// The status filter.
+	pub := owner.get(t, base+"/reviews?status=published")
+	pageHas(t, "published filter", pub, ids[0], `<option value="published" selected>`)
+	if strings.Contains(string(pub.body), ids[1]) || strings.Contains(string(pub.body), ids[2]) {
+		t.Fatalf("the published filter shows others: %s", pub.body)
+	}
+	pending := owner.get(t, base+"/reviews")
+	pageHas(t, "pending queue", pending, ids[2], "Thank you for the kind words")
+	if strings.Contains(string(pending.body), ids[0]) || strings.Contains(string(pending.body), ids[1]) {
+		t.Fatalf("the pending queue shows moderated reviews: %s", pending.body)
+	}
+	pageHas(t, "every review", owner.get(t, base+"/reviews?status=all"), ids[0], ids[1], ids[2], "Rejected: Off-topic")
+
+	// Settings: the API's validation, the form kept; then saved.
+	bad := owner.post(t, base+"/reviews/settings", url.Values{"enabled": {"yes"}, "min_rating": {"9"}})
+	if bad.status != 422 || !strings.Contains(string(bad.body), "min_rating") || !strings.Contains(string(bad.body), `name="min_rating" inputmode="numeric" value="9"`) {
+		t.Fatalf("settings with min_rating 9: %d %s", bad.status, bad.body)
+	}
+	if r := owner.post(t, base+"/reviews/settings", url.Values{"enabled": {"yes"}, "min_rating": {"5"}}); r.status != 303 {
+		t.Fatalf("settings: %d %s", r.status, r.body)
+	}
+	settings := func() map[string]any {
+		r := s.get(t, "/api/v1/reviews/settings", tn.token)
+		if r.status != 200 {
+			t.Fatalf("GET /api/v1/reviews/settings: %d %s", r.status, r.body)
+		}
+		return attrs(data(r, t))["auto_publish"].(map[string]any)
+	}
+	eventually(t, 15*time.Second, "the settings through the API", func() bool {
+		a := settings()
+		return a["enabled"] == true && a["require_verified"] == false && a["min_rating"] == float64(5)
+	})
+	pageHas(t, "settings shown", owner.get(t, base+"/reviews"), `value="5"`)
+
+	// The read-only user reads, and changes nothing.
+	ro := reader.get(t, base+"/reviews?status=all")
+	if ro.status != 200 || strings.Contains(string(ro.body), "/publish") || strings.Contains(string(ro.body), `name="min_rating"`) ||
+		!strings.Contains(string(ro.body), ids[2]) {
+		t.Fatalf("read-only reviews page: %d %s", ro.status, ro.body)
+	}
+	if r := reader.post(t, base+"/reviews/"+ids[2]+"/publish", nil); r.status != 403 {
+		t.Fatalf("read-only publish: %d", r.status)
+	}
+	if r := reader.post(t, base+"/reviews/settings", url.Values{"min_rating": {"1"}}); r.status != 403 {
+		t.Fatalf("read-only settings: %d", r.status)
+	}
+	if a := adminReview(t, s, tn, ids[2]); a["status"] != "pending" {
+		t.Fatalf("the read-only post published: %v", a)
+	}
+	if a := settings(); a["min_rating"] != float64(5) {
+		t.Fatalf("the read-only post changed the settings: %v", a)
+	}
+
+	// Another account's shop is not found, for reads and posts.
+	if r := owner.get(t, "/admin/shops/"+other.shopID+"/reviews"); r.status != 404 {
+		t.Fatalf("another account's reviews: %d", r.status)
+	}
+	if r := owner.post(t, "/admin/shops/"+other.shopID+"/reviews/settings", url.Values{"min_rating": {"1"}}); r.status != 404 {
+		t.Fatalf("another account's settings: %d", r.status)
+	}
+}
+
+func dumpLogs(t *testing.T, s *testServer) { t.Log(s.logs.String()) }
