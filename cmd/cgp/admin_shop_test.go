@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -74,7 +75,6 @@ func TestAdminReviewsPage(t *testing.T) {
 	// Publish.
 	if r := owner.post(t, base+"/reviews/"+ids[0]+"/publish", nil); r.status != 303 ||
 		!strings.HasPrefix(r.header.Get("Location"), base+"/reviews?notice=") {
-		dumpLogs(t, s)
 		t.Fatalf("publish: %d %s", r.status, r.body)
 	}
 	eventually(t, 15*time.Second, "published through the API", func() bool { return adminReview(t, s, tn, ids[0])["status"] == "published" })
@@ -160,4 +160,144 @@ func TestAdminReviewsPage(t *testing.T) {
 	}
 }
 
-func dumpLogs(t *testing.T, s *testServer) { t.Log(s.logs.String()) }
+// TestAdminStorefrontPage: issue 22's storefront page over real HTTP: an
+// origin added through the form is on the API's allow-list and removed
+// from it; a bad origin is the API's 422 with the form kept; a public key
+// created through the form is shown once, works on the public API and is
+// listed by its last four characters only; rotating shows the new key once
+// and stops the old; revoking stops it; a read-only user's posts are 403
+// and change nothing; another account's shop is 404.
+func TestAdminStorefrontPage(t *testing.T) {
+	dir := t.TempDir()
+	s := behindProxy(t, dir, nil)
+	tn := newTenant(t, dir, "admin-storefront.example.com", "agency", "*")
+	other := newTenant(t, dir, "admin-storefront-other.example.com", "agency", "*")
+	waitForToken(t, s, tn)
+	owner := signInAs(t, s, dir, tn.accountID, "owner@admin-storefront.example.com", "owner", "127.0.0.1")
+	reader := signInAs(t, s, dir, tn.accountID, "reader@admin-storefront.example.com", "read_only", "127.0.0.1")
+	base := "/admin/shops/" + tn.shopID
+
+	empty := owner.get(t, base+"/storefront")
+	checkAdminHeaders(t, "storefront page", empty)
+	pageHas(t, "storefront page", empty, `action="`+base+`/storefront/origins"`, `name="origin"`, `action="`+base+`/storefront/public-keys"`,
+		"No origin allowed yet", "No public key yet")
+
+	origins := func() []string {
+		r := s.get(t, "/api/v1/shop/allowed-origins", tn.token)
+		if r.status != 200 {
+			t.Fatalf("GET /api/v1/shop/allowed-origins: %d %s", r.status, r.body)
+		}
+		var out []string
+		for _, x := range r.json(t)["data"].([]any) {
+			out = append(out, x.(map[string]any)["id"].(string))
+		}
+		return out
+	}
+	hasOrigin := func(host string) bool { return slices.Contains(origins(), host) }
+
+	// Add an origin; a bad one is the API's refusal with the form kept.
+	bad := owner.post(t, base+"/storefront/origins", url.Values{"origin": {"ftp://nowhere"}})
+	if bad.status != 422 || !strings.Contains(string(bad.body), `value="ftp://nowhere"`) || !strings.Contains(string(bad.body), "origin") {
+		t.Fatalf("a bad origin: %d %s", bad.status, bad.body)
+	}
+	add := owner.post(t, base+"/storefront/origins", url.Values{"origin": {"https://front.admin-storefront.example.net"}})
+	if add.status != 303 || !strings.HasPrefix(add.header.Get("Location"), base+"/storefront?notice=") {
+		t.Fatalf("add an origin: %d %s", add.status, add.body)
+	}
+	eventually(t, 15*time.Second, "the origin on the API's list", func() bool { return hasOrigin("front.admin-storefront.example.net") })
+	pageHas(t, "the origin listed", owner.get(t, base+"/storefront"), "<code>https://front.admin-storefront.example.net</code>",
+		`action="`+base+`/storefront/origins/front.admin-storefront.example.net/remove"`)
+
+	// The read-only user: the API refuses the lists, no form, posts 403.
+	ro := reader.get(t, base+"/storefront")
+	if ro.status != 200 || strings.Contains(string(ro.body), `name="origin"`) || strings.Contains(string(ro.body), "/remove") ||
+		!strings.Contains(string(ro.body), `role="alert"`) {
+		t.Fatalf("read-only storefront page: %d %s", ro.status, ro.body)
+	}
+	if r := reader.post(t, base+"/storefront/origins/front.admin-storefront.example.net/remove", nil); r.status != 403 {
+		t.Fatalf("read-only remove: %d", r.status)
+	}
+	if r := reader.post(t, base+"/storefront/origins", url.Values{"origin": {"https://sneaky.example.net"}}); r.status != 403 {
+		t.Fatalf("read-only add: %d", r.status)
+	}
+	if r := reader.post(t, base+"/storefront/public-keys", url.Values{"environment": {"live"}}); r.status != 403 || secretOf(r) != "" {
+		t.Fatalf("read-only create key: %d", r.status)
+	}
+	if got := origins(); !slices.Equal(got, []string{"front.admin-storefront.example.net"}) {
+		t.Fatalf("after the read-only posts: %v", got)
+	}
+
+	if r := owner.post(t, base+"/storefront/origins/front.admin-storefront.example.net/remove", nil); r.status != 303 {
+		t.Fatalf("remove: %d %s", r.status, r.body)
+	}
+	eventually(t, 15*time.Second, "the origin off the API's list", func() bool { return !hasOrigin("front.admin-storefront.example.net") })
+
+	// Public keys: created (shown once), rotated (shown once), revoked.
+	public := func(key string) int {
+		return do(t, http.MethodGet, s.base+"/api/public/reviews?product_id=8123456789012", nil, map[string]string{"X-Public-Key": key}).status
+	}
+	made := owner.post(t, base+"/storefront/public-keys", url.Values{"environment": {"live"}})
+	key := secretOf(made)
+	if made.status != 201 || key == "" {
+		t.Fatalf("create a public key: %d %s", made.status, made.body)
+	}
+	eventually(t, 15*time.Second, "the new public key works", func() bool { return public(key) == 200 })
+	keys := func() []map[string]any {
+		r := s.get(t, "/api/v1/public-keys", tn.token)
+		if r.status != 200 || strings.Contains(string(r.body), key) {
+			t.Fatalf("GET /api/v1/public-keys: %d %s", r.status, r.body)
+		}
+		var out []map[string]any
+		for _, x := range r.json(t)["data"].([]any) {
+			a := attrs(x.(map[string]any))
+			a["id"] = x.(map[string]any)["id"]
+			out = append(out, a)
+		}
+		return out
+	}
+	listed := keys()
+	if len(listed) != 1 || listed[0]["last4"] != key[len(key)-4:] || listed[0]["revoked_at"] != nil {
+		t.Fatalf("the API's keys: %v", listed)
+	}
+	id := listed[0]["id"].(string)
+	list := owner.get(t, base+"/storefront")
+	pageHas(t, "the key listed", list, id, "ends in <code>"+key[len(key)-4:]+"</code>", `action="`+base+`/storefront/public-keys/`+id+`/rotate"`)
+	if strings.Contains(string(list.body), key) || secretOf(list) != "" {
+		t.Fatal("the public key is shown again")
+	}
+	if r := reader.post(t, base+"/storefront/public-keys/"+id+"/revoke", nil); r.status != 403 {
+		t.Fatalf("read-only revoke: %d", r.status)
+	}
+	rot := owner.post(t, base+"/storefront/public-keys/"+id+"/rotate", nil)
+	rotated := secretOf(rot)
+	if rot.status != 200 || rotated == "" || rotated == key {
+		t.Fatalf("rotate: %d %s", rot.status, rot.body)
+	}
+	if st := public(key); st != 401 {
+		t.Fatalf("the old public key after rotation: %d", st)
+	}
+	eventually(t, 15*time.Second, "the rotated public key works", func() bool { return public(rotated) == 200 })
+	if k := keys(); k[0]["rotated_at"] == nil || k[0]["last4"] != rotated[len(rotated)-4:] {
+		t.Fatalf("the API's keys after rotation: %v", k)
+	}
+	if r := owner.post(t, base+"/storefront/public-keys/"+id+"/revoke", nil); r.status != 303 {
+		t.Fatalf("revoke: %d %s", r.status, r.body)
+	}
+	if st := public(rotated); st != 401 {
+		t.Fatalf("the revoked public key: %d", st)
+	}
+	eventually(t, 15*time.Second, "revoked through the API", func() bool { return keys()[0]["revoked_at"] != nil })
+	after := owner.get(t, base+"/storefront")
+	pageHas(t, "the revoked key", after, "revoked ")
+	if strings.Contains(string(after.body), `/storefront/public-keys/`+id+`/rotate"`) {
+		t.Fatal("a revoked key still offers rotation")
+	}
+
+	// Another account's shop is not found.
+	if r := owner.get(t, "/admin/shops/"+other.shopID+"/storefront"); r.status != 404 {
+		t.Fatalf("another account's storefront: %d", r.status)
+	}
+	if r := owner.post(t, "/admin/shops/"+other.shopID+"/storefront/origins", url.Values{"origin": {"https://x.example.net"}}); r.status != 404 {
+		t.Fatalf("another account's origins: %d", r.status)
+	}
+}
