@@ -35,7 +35,7 @@ type scopeRow struct {
 
 // scopeRows lines up the declared scopes (in the declared order) with the
 // granted and implied ones, then the granted ones the app does not
-// declare.
+// declare. A grant that is not known marks no scope missing.
 func scopeRows(platform map[string]any) []scopeRow {
 	strs := func(k string) []string {
 		l, _ := platform[k].([]any)
@@ -48,6 +48,11 @@ func scopeRows(platform map[string]any) []scopeRow {
 		return out
 	}
 	declared, granted, implied, missing := strs("declared"), strs("granted"), strs("implied"), strs("missing")
+	if platform["grant_known"] != true {
+		// The API lists every declared scope as missing from a grant it
+		// does not know: the page says "unknown", not "missing".
+		missing = nil
+	}
 	row := func(s string) scopeRow {
 		r := scopeRow{Scope: s, Declared: slices.Contains(declared, s), Missing: slices.Contains(missing, s)}
 		switch {

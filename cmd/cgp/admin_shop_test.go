@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cgp-platform/cgp/domain"
 )
 
 // adminReview is a review's attributes as GET /api/v1/reviews/{id} shows
@@ -300,4 +302,81 @@ func TestAdminStorefrontPage(t *testing.T) {
 	if r := owner.post(t, "/admin/shops/"+other.shopID+"/storefront/origins", url.Values{"origin": {"https://x.example.net"}}); r.status != 404 {
 		t.Fatalf("another account's origins: %d", r.status)
 	}
+}
+
+// TestAdminInstallPage: issue 22's install and scopes page over real
+// HTTP: a shop installed through the platform with a grant lacking a
+// declared scope shows the scope missing beside the declared ones, the
+// re-consent link, the feature it powers off with the reason, and theme
+// tracking off with the link; a shop made with the CLI shows its grant
+// unknown; an uninstalled shop shows the day its data is erased; a
+// read-only user reads the page; another account's shop is 404.
+func TestAdminInstallPage(t *testing.T) {
+	dir := t.TempDir()
+	fp := newFakePlatform(t)
+	const shop = "admin-install.myshopify.com"
+	var grant []string
+	for _, sc := range domain.DeclaredPlatformScopes() {
+		if sc != "read_themes" {
+			grant = append(grant, sc)
+		}
+	}
+	fp.setGrant(shop, strings.Join(grant, ","))
+	s := startServerWith(t, dir, func(c *Config) { fp.configure(c); c.TrustedProxies = []string{"127.0.0.1/32"} })
+	id := installShop(t, s, fp, shop)
+	account := ""
+	for _, x := range cli(t, dir, "shops", "list")["shops"].([]any) {
+		if m := x.(map[string]any); m["id"] == id {
+			account = m["account_id"].(string)
+		}
+	}
+	cliShop := newTenant(t, dir, "admin-install-cli.example.com", "agency", "*")
+	owner := signInAs(t, s, dir, account, "owner@admin-install.example.com", "owner", "127.0.0.1")
+	reader := signInAs(t, s, dir, account, "reader@admin-install.example.com", "read_only", "127.0.0.1")
+	cliOwner := signInAs(t, s, dir, cliShop.accountID, "owner@admin-install-cli.example.com", "owner", "127.0.0.1")
+	base := "/admin/shops/" + id
+
+	p := owner.get(t, base+"/install")
+	checkAdminHeaders(t, "install page", p)
+	pageHas(t, "install page", p, `<dd class="install-state">installed</dd>`, "The app is connected", "Scopes missing",
+		`<tr data-scope="read_themes" class="missing">`, "<strong>missing</strong>",
+		`<a class="reconsent" href="http://127.0.0.1:0/auth/install?shop=`+shop+`">`,
+		`<tr data-scope="write_products">`, "granted",
+		`<tr data-feature="`+domain.FeatureThemeIncidents+`">`, "off: the shop has not granted the platform scope read_themes",
+		"Theme changes are not tracked:", "No theme incident.")
+	if strings.Count(string(p.body), `class="missing"`) != 1 {
+		t.Fatalf("one scope is missing, the page marks %d: %s", strings.Count(string(p.body), `class="missing"`), p.body)
+	}
+
+	// A shop made with the CLI: no platform session, the grant unknown.
+	c := cliOwner.get(t, "/admin/shops/"+cliShop.shopID+"/install")
+	pageHas(t, "CLI shop's install page", c, "Grant unknown:", "not connected", "platform grant is not known", ">unknown<")
+	if strings.Contains(string(c.body), `class="missing"`) || strings.Contains(string(c.body), "Scopes missing") {
+		t.Fatalf("an unknown grant shown as missing scopes: %s", c.body)
+	}
+
+	// The read-only user reads the page; the shop view is the API's `*`.
+	ro := reader.get(t, base+"/install")
+	if ro.status != 200 || !strings.Contains(string(ro.body), `role="alert"`) || !strings.Contains(string(ro.body), "install-state") {
+		t.Fatalf("read-only install page: %d %s", ro.status, ro.body)
+	}
+	// Another account's shop is not found.
+	if r := owner.get(t, "/admin/shops/"+cliShop.shopID+"/install"); r.status != 404 {
+		t.Fatalf("another account's install page: %d", r.status)
+	}
+	if r := cliOwner.get(t, base+"/install"); r.status != 404 {
+		t.Fatalf("another account's install page: %d", r.status)
+	}
+
+	// Uninstalled: the day the data is erased.
+	tn := tenant{shopID: id, domain: shop, secret: fp.Secret}
+	un := []byte(`{"id":1,"name":"Atelier","email":"owner@example.com","domain":"` + shop + `","myshopify_domain":"` + shop + `"}`)
+	if r := s.webhook(t, tn, "app/uninstalled", "dlv-admin-uninstall", un); r.status != http.StatusOK {
+		t.Fatalf("uninstall: %d %s", r.status, r.body)
+	}
+	eventually(t, 15*time.Second, "the page shows the uninstall", func() bool {
+		r := owner.get(t, base+"/install")
+		return r.status == 200 && strings.Contains(string(r.body), "uninstalled "+time.Now().UTC().Format("2006-01-02")) &&
+			strings.Contains(string(r.body), "the shop's data is erased on ")
+	})
 }
