@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cgp-platform/cgp/domain"
+	"github.com/cgp-platform/cgp/ingest/shopify"
 )
 
 // adminReview is a review's attributes as GET /api/v1/reviews/{id} shows
@@ -354,6 +355,25 @@ func TestAdminInstallPage(t *testing.T) {
 	if strings.Contains(string(c.body), `class="missing"`) || strings.Contains(string(c.body), "Scopes missing") {
 		t.Fatalf("an unknown grant shown as missing scopes: %s", c.body)
 	}
+
+	// Once the CLI shop grants read_themes, a theme publish followed by
+	// rankings that drop is an incident on the page.
+	scopes := []byte(`{"id":660136150,"previous":[],"current":["read_orders","write_products","read_themes"],"updated_at":"2026-11-01T10:00:00Z"}`)
+	if r := s.webhook(t, cliShop, "app/scopes_update", "dlv-admin-scopes", scopes); r.status != http.StatusOK {
+		t.Fatalf("scopes update: %d %s", r.status, r.body)
+	}
+	s.deliver(t, cliShop, shopify.TopicThemesPublish, "dlv-admin-thm", themePublish(t, "141234567890", "Dawn - spring 2026", "2026-03-10T07:30:00-05:00"))
+	const site = "https://admin-install-cli.example.com/p/"
+	cli(t, dir, "seo", "import", "--shop", cliShop.shopID, writeFile(t, "rankings.csv", rankingHeader+
+		"running shoes,"+site+"runner,3,12000,40,900,2026-03-09\n"+"running shoes,"+site+"runner,9,12000,20,700,2026-03-12\n"+
+		"trail shoes,"+site+"trail,5,3000,5,200,2026-03-08\n"+"trail shoes,"+site+"trail,11,3000,2,150,2026-03-14\n"+
+		"socks,"+site+"socks,4,500,9,80,2026-03-09\n"+"socks,"+site+"socks,5,500,9,80,2026-03-12\n"))
+	eventually(t, 15*time.Second, "the theme incident on the page", func() bool {
+		r := cliOwner.get(t, "/admin/shops/"+cliShop.shopID+"/install")
+		return strings.Contains(string(r.body), `<tr data-incident="tin_20260310">`) && strings.Contains(string(r.body), "Dawn - spring 2026") &&
+			strings.Contains(string(r.body), "2 of 3") && strings.Contains(string(r.body), "running shoes: 3 → 9") &&
+			!strings.Contains(string(r.body), "Theme changes are not tracked")
+	})
 
 	// The read-only user reads the page; the shop view is the API's `*`.
 	ro := reader.get(t, base+"/install")
