@@ -46,6 +46,13 @@ func (ui *UI) reviewsPage(w http.ResponseWriter, r *http.Request, c *shopCtx) {
 	ui.showReviews(w, r, c, http.StatusOK, page{Notice: notice(r)}, nil)
 }
 
+// keptReview is a refused moderation form's review and values, kept on
+// the page (its form open) so nothing typed is lost.
+type keptReview struct {
+	ID, Action string
+	Form       url.Values
+}
+
 // showReviews renders the reviews page with p's notice or error; settings
 // is the settings form's values to keep after a refusal (nil: the API's).
 // The status filter and cursor are the request's query (a form that
@@ -88,9 +95,14 @@ func (ui *UI) showReviews(w http.ResponseWriter, r *http.Request, c *shopCtx, st
 			settings.Set("min_rating", fmt.Sprint(rule["min_rating"]))
 		}
 	}
-	p.Data = map[string]any{"Reviews": list.List(), "ListError": list.Problem(), "Status": filter,
+	kept := p.Data["Kept"]
+	p.Data = map[string]any{"Kept": kept, "Reviews": list.List(), "ListError": list.Problem(), "Status": filter,
 		"Statuses": append(domain.ReviewStatuses(), "all"), "Next": next, "Paged": q.Get("cursor") != "",
 		"Settings": settings, "SettingsError": set.Problem(), "SetAt": set.Attrs()["set_at"]}
+	p.Data["MaxReason"], p.Data["MaxReply"] = domain.MaxReviewReason, domain.MaxReviewReply
+	if p.Data["Kept"] == nil {
+		p.Data["Kept"] = keptReview{}
+	}
 	ui.renderShop(w, r, c, status, "reviews", "Reviews", p)
 }
 
@@ -138,7 +150,8 @@ func (ui *UI) moderateReview(w http.ResponseWriter, r *http.Request, c *shopCtx,
 		return
 	}
 	if !a.OK() {
-		ui.showReviews(w, r, c, a.Status, page{Error: "Review " + id + ": " + a.Problem()}, nil)
+		ui.showReviews(w, r, c, a.Status, page{Error: "Review " + id + ": " + a.Problem(),
+			Data: map[string]any{"Kept": keptReview{ID: id, Action: action, Form: r.PostForm}}}, nil)
 		return
 	}
 	back(w, r, c, "reviews", "Review "+id+" "+done)

@@ -2,8 +2,10 @@ package main
 
 import (
 	"fmt"
+	"html"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -43,7 +45,7 @@ func TestAdminReviewsPage(t *testing.T) {
 	// Three buyers with orders not fulfilled: their reviews are not
 	// verified, so the default rule leaves them pending.
 	var last uint64
-	for i := int64(1); i <= 3; i++ {
+	for i := int64(1); i <= 4; i++ {
 		last = s.deliver(t, tn, "orders/create", fmt.Sprintf("adm-rv-%d", i),
 			reviewOrder(t, "orders/create", 94000000+i, 7400000+i, fmt.Sprintf("buyer%d@admin-reviews.example", i)))
 	}
@@ -93,6 +95,12 @@ func TestAdminReviewsPage(t *testing.T) {
 		a := adminReview(t, s, tn, ids[1])
 		return a["status"] == "rejected" && a["rejection_reason"] == "Off-topic"
 	})
+	// Reply: a reply of markup only is the API's 422, the text kept in
+	// its open form.
+	if r := owner.post(t, base+"/reviews/"+ids[2]+"/reply", url.Values{"body": {"<i></i>"}}); r.status != 422 ||
+		!strings.Contains(string(r.body), `rows="3">&lt;i&gt;&lt;/i&gt;</textarea>`) || !strings.Contains(string(r.body), "<details open>") {
+		t.Fatalf("an empty reply: %d %s", r.status, r.body)
+	}
 	// Reply.
 	if r := owner.post(t, base+"/reviews/"+ids[2]+"/reply", url.Values{"body": {"Thank you for the kind words"}}); r.status != 303 {
 		t.Fatalf("reply: %d %s", r.status, r.body)
@@ -135,10 +143,39 @@ func TestAdminReviewsPage(t *testing.T) {
 	})
 	pageHas(t, "settings shown", owner.get(t, base+"/reviews"), `value="5"`)
 
+	// Pages of 25: a fourth buyer reviews 25 more products; the queue's
+	// second page holds the oldest pending review.
+	for i := range 25 {
+		r := do(t, http.MethodPost, s.base+"/api/public/reviews", reviewBody(map[string]any{"product_id": fmt.Sprint(8200000000000 + i),
+			"rating": 2, "body": fmt.Sprintf("Paged review %d", i), "author_name": "Buyer 4", "author_email": "buyer4@admin-reviews.example",
+			"order_id": "94000004"}), map[string]string{"Content-Type": "application/json", "Origin": "https://" + tn.domain,
+			"X-Shop-Domain": tn.domain, "X-Forwarded-For": fmt.Sprintf("10.9.1.%d", i)})
+		if r.status != http.StatusAccepted {
+			t.Fatalf("paged review %d: %d %s", i, r.status, r.body)
+		}
+	}
+	var first response
+	eventually(t, 15*time.Second, "a full first page", func() bool {
+		first = owner.get(t, base+"/reviews")
+		return strings.Count(string(first.body), `<td class="status">pending</td>`) == 25
+	})
+	if strings.Contains(string(first.body), ids[2]) {
+		t.Fatal("the oldest pending review is on the first page")
+	}
+	m := regexp.MustCompile(`<a href="([^"]+)" rel="next">`).FindStringSubmatch(string(first.body))
+	if m == nil {
+		t.Fatalf("no next page: %s", first.body)
+	}
+	second := owner.get(t, html.UnescapeString(m[1]))
+	if second.status != 200 || strings.Count(string(second.body), `<td class="status">pending</td>`) != 1 || !strings.Contains(string(second.body), ids[2]) ||
+		strings.Contains(string(second.body), `rel="next"`) {
+		t.Fatalf("the second page: %d %s", second.status, second.body)
+	}
+
 	// The read-only user reads, and changes nothing.
-	ro := reader.get(t, base+"/reviews?status=all")
+	ro := reader.get(t, base+"/reviews")
 	if ro.status != 200 || strings.Contains(string(ro.body), "/publish") || strings.Contains(string(ro.body), `name="min_rating"`) ||
-		!strings.Contains(string(ro.body), ids[2]) {
+		!strings.Contains(string(ro.body), "Paged review 24") {
 		t.Fatalf("read-only reviews page: %d %s", ro.status, ro.body)
 	}
 	if r := reader.post(t, base+"/reviews/"+ids[2]+"/publish", nil); r.status != 403 {
