@@ -105,7 +105,7 @@ func (ui *UI) installPage(w http.ResponseWriter, r *http.Request, c *shopCtx) {
 		}
 	}
 	meta, _ := inc.Doc["meta"].(map[string]any)
-	p.Data = map[string]any{"Platform": platform, "PlatformError": shop.Problem(), "Scopes": scopeRows(platform),
-		"Incidents": inc.List(), "IncidentsError": inc.Problem(), "Tracking": meta, "Next": next, "Paged": cursor != ""}
+	p.Data = map[string]any{"Platform": platform, "PlatformError": c.refusal(shop), "Scopes": scopeRows(platform),
+		"Incidents": inc.List(), "IncidentsError": c.refusal(inc), "Tracking": meta, "Next": next, "Paged": cursor != ""}
 	ui.renderShop(w, r, c, http.StatusOK, "install", "Install and scopes", p)
 }

@@ -48,8 +48,8 @@ func (ui *UI) showStorefront(w http.ResponseWriter, r *http.Request, c *shopCtx,
 	if form == nil {
 		form = url.Values{"environment": {domain.EnvLive}}
 	}
-	p.Data = map[string]any{"Origins": origins.List(), "OriginsError": origins.Problem(), "Keys": keys.List(),
-		"KeysError": keys.Problem(), "Max": domain.MaxAllowedOrigins, "Form": form}
+	p.Data = map[string]any{"Origins": origins.List(), "OriginsError": c.refusal(origins), "Keys": keys.List(),
+		"KeysError": c.refusal(keys), "Max": domain.MaxAllowedOrigins, "Form": form}
 	ui.renderShop(w, r, c, status, "storefront", "Storefront", p)
 }
 
@@ -130,4 +130,14 @@ func (ui *UI) revokePublicKey(w http.ResponseWriter, r *http.Request, c *shopCtx
 		return
 	}
 	back(w, r, c, "storefront", "Public key "+id+" is revoked: it no longer works.")
+}
+
+// refusal is the API's refusal of a page's read, explained to a read-only
+// user whose role lacks the scope (the shop's settings need "*").
+func (c *shopCtx) refusal(a *answer) string {
+	msg := a.Problem()
+	if a.Status == http.StatusForbidden && !c.CanWrite() {
+		msg = "Your role (read-only) does not show this: " + msg + ", which owners and admins hold."
+	}
+	return msg
 }

@@ -251,7 +251,7 @@ func TestAdminStorefrontPage(t *testing.T) {
 	// The read-only user: the API refuses the lists, no form, posts 403.
 	ro := reader.get(t, base+"/storefront")
 	if ro.status != 200 || strings.Contains(string(ro.body), `name="origin"`) || strings.Contains(string(ro.body), "/remove") ||
-		!strings.Contains(string(ro.body), `role="alert"`) {
+		!strings.Contains(string(ro.body), `role="alert">Your role (read-only) does not show this: this operation requires the scope *`) {
 		t.Fatalf("read-only storefront page: %d %s", ro.status, ro.body)
 	}
 	if r := reader.post(t, base+"/storefront/origins/front.admin-storefront.example.net/remove", nil); r.status != 403 {
