@@ -109,6 +109,12 @@ func TestAdminReviewsPage(t *testing.T) {
 		rep, _ := adminReview(t, s, tn, ids[2])["reply"].(map[string]any)
 		return rep != nil && rep["body"] == "Thank you for the kind words"
 	})
+	// The moderation is the user's in the audit history.
+	for _, id := range ids {
+		if a := s.get(t, "/api/v1/audit-events?filter[stream]=review-"+id, tn.token); a.status != 200 || !strings.Contains(string(a.body), `"user:usr_`) {
+			t.Fatalf("audit of review %s: %d %s", id, a.status, a.body)
+		}
+	}
 	// The status filter.
 	pub := owner.get(t, base+"/reviews?status=published")
 	pageHas(t, "published filter", pub, ids[0], `<option value="published" selected>`)
