@@ -72,7 +72,8 @@ type shopPage struct {
 // shopPages are every shop page's routes.
 func (ui *UI) shopPages() []shopPage {
 	return slices.Concat(ui.tokenPages(), ui.imageKeyPages(), ui.usagePages(), ui.webhookPages(), ui.campaignPages(),
-		ui.gdprPages(), ui.auditPages(), ui.notificationPages(), ui.conversationPages())
+		ui.gdprPages(), ui.auditPages(), ui.notificationPages(), ui.conversationPages(), ui.reviewPages(), ui.storefrontPages(),
+		ui.installPages())
 }
 
 // shopRoute serves sp for a signed-in user of the shop's account:
