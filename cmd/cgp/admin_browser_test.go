@@ -6,8 +6,11 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/cgp-platform/cgp/openapi/openapitest"
 )
 
 // TestAdminInBrowser: issue 22's browser tests, in a real headless
@@ -161,4 +164,104 @@ func TestAdminInBrowser(t *testing.T) {
 		t.Fatal("the read-only user made a token")
 	}
 	screenshot(t, ctx, "05-read-only-tokens")
+}
+
+// TestAdminInBrowserKeysWebhooksNotifications: issue 22's browser tests
+// of the image-key form (the warning appears as images:write is ticked,
+// no one-click "*", the key shown once), a webhook subscription's secret
+// (shown once, then never again on any page or answer) and a P1
+// notification with the header's unread count.
+func TestAdminInBrowserKeysWebhooksNotifications(t *testing.T) {
+	dir := t.TempDir()
+	s := startServerWith(t, dir, fastWebhooks)
+	v := openapitest.NewValidator(t)
+	rm := messagingDB(t, dir)
+	wt := connectWhatsApp(t, s, rm, "browser-keys.example.com", "agency", "7404")
+	waitForToken(t, s, wt.tenant)
+	const password = "correct horse battery staple"
+	if code, _, errOut := cliStdin(t, dir, password+"\n", "users", "create", "--account", wt.accountID, "--email", "owner@browser-keys.example.com",
+		"--role", "owner", "--password-stdin"); code != 0 {
+		t.Fatalf("users create: %s", errOut)
+	}
+	ctx := newBrowser(t)
+	base := s.base + "/admin/shops/" + wt.shopID
+	inBrowser(t, ctx, "sign in",
+		chromedp.Navigate(s.base+"/admin/login"),
+		chromedp.WaitVisible(chromedp.CSS("#email")),
+		chromedp.SendKeys(chromedp.CSS("#email"), "owner@browser-keys.example.com"),
+		chromedp.SendKeys(chromedp.CSS("#password"), password),
+		chromedp.Click(chromedp.CSS("form[action='/admin/login'] button[type=submit]")),
+		chromedp.WaitVisible(chromedp.CSS("ul.shops")))
+
+	// The image-key form: read-only scopes ticked, the warning appears as
+	// soon as images:write is ticked, no "*".
+	inBrowser(t, ctx, "image keys", chromedp.Navigate(base+"/image-keys"), chromedp.WaitReady(chromedp.CSS("#imgwrite-warning")))
+	if ticked := evalIn[string](t, ctx, `[...document.querySelectorAll("input[name=scopes]:checked")].map(i => i.value).join(",")`); ticked != "usage:read,images:read" {
+		t.Fatalf("scopes ticked by default: %q", ticked)
+	}
+	if n := evalIn[int](t, ctx, `document.querySelectorAll("input[name=scopes][value='*']").length`); n != 0 {
+		t.Fatal("the mint form offers *")
+	}
+	if evalIn[bool](t, ctx, `!document.getElementById("imgwrite-warning").hidden`) {
+		t.Fatal("the warning shows before images:write is ticked")
+	}
+	inBrowser(t, ctx, "tick images:write", chromedp.Click(chromedp.CSS("input[name=scopes][value='images:write']")),
+		chromedp.WaitVisible(chromedp.CSS("#imgwrite-warning")))
+	screenshot(t, ctx, "06-image-key-warning")
+	inBrowser(t, ctx, "mint", chromedp.Click(chromedp.CSS("form[action$='/image-keys'] button[type=submit]")),
+		chromedp.WaitVisible(chromedp.CSS("#secret-value")))
+	key, _ := chromedp.Run(ctx, chromedp.Value(chromedp.CSS("#secret-value")))
+	if !strings.HasPrefix(key, "cik_") {
+		t.Fatalf("the minted key %q", key)
+	}
+	if r := do(t, http.MethodGet, s.base+"/api/v1/usage", nil, map[string]string{"X-API-Key": key}); r.status != 200 {
+		t.Fatalf("the minted key on the image API: %d", r.status)
+	}
+	screenshot(t, ctx, "07-image-key-shown-once")
+
+	// A webhook subscription: its secret is shown once.
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	defer receiver.Close()
+	inBrowser(t, ctx, "create a subscription",
+		chromedp.Navigate(base+"/webhooks"),
+		chromedp.WaitVisible(chromedp.CSS("#webhook-url")),
+		chromedp.SendKeys(chromedp.CSS("#webhook-url"), receiver.URL+"/hooks"),
+		chromedp.Click(chromedp.CSS("input[name=event_types]:not([value='*'])")),
+		chromedp.Click(chromedp.CSS("form[action$='/webhooks'] button[type=submit]")),
+		chromedp.WaitVisible(chromedp.CSS("#secret-value")))
+	secret, _ := chromedp.Run(ctx, chromedp.Value(chromedp.CSS("#secret-value")))
+	if len(secret) < 20 {
+		t.Fatalf("the webhook secret %q", secret)
+	}
+	screenshot(t, ctx, "08-webhook-secret-shown-once")
+	inBrowser(t, ctx, "the list", chromedp.Navigate(base+"/webhooks"), chromedp.WaitVisible(chromedp.CSS("main h1")))
+	pages := []string{evalIn[string](t, ctx, "document.documentElement.outerHTML")}
+	subPage := evalIn[string](t, ctx, `(document.querySelector("a[href*='/webhooks/whs_']") || {}).href || ""`)
+	if subPage == "" {
+		t.Fatalf("no link to the subscription in the list")
+	}
+	inBrowser(t, ctx, "the subscription", chromedp.Navigate(subPage), chromedp.WaitVisible(chromedp.CSS("main h1")))
+	pages = append(pages, evalIn[string](t, ctx, "document.documentElement.outerHTML"))
+	screenshot(t, ctx, "09-webhook-subscription")
+	api := s.get(t, "/api/v1/webhook-subscriptions", wt.token)
+	pages = append(pages, string(api.body))
+	for i, p := range pages {
+		if strings.Contains(p, secret) {
+			t.Fatalf("the webhook secret is shown again (%d)", i)
+		}
+	}
+
+	// A P1 notification: the header counts it.
+	if got := textOf(t, ctx, "#unread-count"); got != "0" {
+		t.Fatalf("unread before: %q", got)
+	}
+	deliverForAnomalies(t, s, v, rm, wt, waFixture(t, "template_paused", wt.waba))
+	eventually(t, time.Minute, "the header's unread count", func() bool {
+		inBrowser(t, ctx, "notifications", chromedp.Navigate(base+"/notifications"), chromedp.WaitVisible(chromedp.CSS("#unread-count")))
+		return textOf(t, ctx, "#unread-count") == "1"
+	})
+	if list := textOf(t, ctx, "main"); !strings.Contains(list, "P1") {
+		t.Fatalf("the notification list: %q", list)
+	}
+	screenshot(t, ctx, "10-notifications-p1")
 }
