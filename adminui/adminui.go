@@ -265,13 +265,20 @@ func (ui *UI) login(w http.ResponseWriter, r *http.Request) {
 		ui.fail(w, r, err)
 		return
 	}
+	ui.startSession(w, r, user.ID)
+}
+
+// startSession signs userID in: a new session (the one the browser came
+// with, if any, is deleted: ids are never reused), its cookie, and the
+// browser sent to /admin.
+func (ui *UI) startSession(w http.ResponseWriter, r *http.Request, userID string) {
 	if c, err := r.Cookie(CookieName); err == nil {
 		if err := ui.cfg.Sessions.Delete(r.Context(), c.Value); err != nil {
 			ui.fail(w, r, err)
 			return
 		}
 	}
-	id, err := ui.cfg.Sessions.Create(r.Context(), user.ID)
+	id, err := ui.cfg.Sessions.Create(r.Context(), userID)
 	if err != nil {
 		ui.fail(w, r, err)
 		return

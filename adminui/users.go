@@ -234,11 +234,5 @@ func (ui *UI) acceptInvitation(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	id, err := ui.cfg.Sessions.Create(r.Context(), res.ID)
-	if err != nil {
-		ui.fail(w, r, err)
-		return
-	}
-	http.SetCookie(w, ui.cookie(id, int(AbsoluteTimeout/time.Second)))
-	http.Redirect(w, r, "/admin", http.StatusSeeOther)
+	ui.startSession(w, r, res.ID)
 }

@@ -1,9 +1,6 @@
 package domain
 
-import (
-	"net/mail"
-	"time"
-)
+import "time"
 
 // PrefixInvitation prefixes the ids of invitations to an account.
 const PrefixInvitation = "inv_"
@@ -87,14 +84,7 @@ func InviteUser(account *Account, inviter *User, id, email, role, tokenHash stri
 	if !inviter.Exists || inviter.AccountID != account.ID || inviter.Role != RoleOwner {
 		return nil, Forbidden("only an owner of the account invites users")
 	}
-	email = NormalizeEmail(email)
-	if email == "" || len(email) > MaxEmailLength {
-		return nil, Invalid("email", "email must be 1 to %d characters", MaxEmailLength)
-	}
-	if a, err := mail.ParseAddress(email); err != nil || a.Address != email || a.Name != "" {
-		return nil, Invalid("email", "not a valid e-mail address, such as ana@example.com")
-	}
-	r, err := ParseRole(role)
+	email, r, err := parseUserEmailRole(email, role)
 	if err != nil {
 		return nil, err
 	}

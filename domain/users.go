@@ -114,14 +114,7 @@ func CreateUser(account *Account, id, email, role, passwordHash string, now time
 	if !account.Exists {
 		return nil, NotFound("account")
 	}
-	email = NormalizeEmail(email)
-	if email == "" || len(email) > MaxEmailLength {
-		return nil, Invalid("email", "email must be 1 to %d characters", MaxEmailLength)
-	}
-	if a, err := mail.ParseAddress(email); err != nil || a.Address != email || a.Name != "" {
-		return nil, Invalid("email", "not a valid e-mail address, such as ana@example.com")
-	}
-	r, err := ParseRole(role)
+	email, r, err := parseUserEmailRole(email, role)
 	if err != nil {
 		return nil, err
 	}
@@ -129,4 +122,18 @@ func CreateUser(account *Account, id, email, role, passwordHash string, now time
 		return nil, Invalid("password", "password is required")
 	}
 	return &UserCreated{UserID: id, AccountID: account.ID, Role: r, Email: email, PasswordHash: passwordHash, CreatedAt: now.UTC()}, nil
+}
+
+// parseUserEmailRole normalises and checks a user's e-mail address and
+// role (users and invitations).
+func parseUserEmailRole(email, role string) (string, Role, error) {
+	email = NormalizeEmail(email)
+	if email == "" || len(email) > MaxEmailLength {
+		return "", "", Invalid("email", "email must be 1 to %d characters", MaxEmailLength)
+	}
+	if a, err := mail.ParseAddress(email); err != nil || a.Address != email || a.Name != "" {
+		return "", "", Invalid("email", "not a valid e-mail address, such as ana@example.com")
+	}
+	r, err := ParseRole(role)
+	return email, r, err
 }

@@ -108,21 +108,17 @@ func (q *Queries) AccountInvitations(ctx context.Context, accountID string, now 
 
 // AccountUsers lists an account's users by e-mail.
 func (q *Queries) AccountUsers(ctx context.Context, accountID string) ([]User, error) {
-	rows, err := q.db.QueryContext(ctx, `SELECT user_id, account_id, email, role, password_hash, created_at FROM users
-		WHERE account_id = ? ORDER BY email`, accountID)
+	rows, err := q.db.QueryContext(ctx, `SELECT `+userColumns+` FROM users WHERE account_id = ? ORDER BY email`, accountID)
 	if err != nil {
 		return nil, fmt.Errorf("account users: %w", err)
 	}
 	defer rows.Close()
 	var out []User
 	for rows.Next() {
-		var u User
-		var role string
-		var created int64
-		if err := rows.Scan(&u.ID, &u.AccountID, &u.Email, &role, &u.PasswordHash, &created); err != nil {
+		u, err := scanUser(rows)
+		if err != nil {
 			return nil, fmt.Errorf("account users: %w", err)
 		}
-		u.Role, u.CreatedAt = domain.Role(role), time.UnixMicro(created).UTC()
 		out = append(out, u)
 	}
 	return out, rows.Err()

@@ -64,19 +64,25 @@ func (q *Queries) UserByID(ctx context.Context, id string) (*User, error) {
 }
 
 func (q *Queries) user(ctx context.Context, cond string, arg any) (*User, error) {
-	var u User
-	var role string
-	var created int64
-	err := q.db.QueryRowContext(ctx, `SELECT user_id, account_id, email, role, password_hash, created_at FROM users WHERE `+cond, arg).
-		Scan(&u.ID, &u.AccountID, &u.Email, &role, &u.PasswordHash, &created)
+	u, err := scanUser(q.db.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE `+cond, arg))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, domain.NotFound("user")
 	}
 	if err != nil {
 		return nil, fmt.Errorf("find user: %w", err)
 	}
-	u.Role, u.CreatedAt = domain.Role(role), time.UnixMicro(created).UTC()
 	return &u, nil
+}
+
+const userColumns = `user_id, account_id, email, role, password_hash, created_at`
+
+func scanUser(s interface{ Scan(...any) error }) (User, error) {
+	var u User
+	var role string
+	var created int64
+	err := s.Scan(&u.ID, &u.AccountID, &u.Email, &role, &u.PasswordHash, &created)
+	u.Role, u.CreatedAt = domain.Role(role), time.UnixMicro(created).UTC()
+	return u, err
 }
 
 // AccountName returns an account's name.
