@@ -397,11 +397,11 @@ type decider struct {
 
 // rows holds the columns of the events to insert, as unnest takes them.
 type rows struct {
-	pos, rev, occurred     []int64
-	id                     []pgtype.UUID
+	pos, rev, occurred      []int64
+	id                      []pgtype.UUID
 	stream, typ, shop, meta []string
-	schema                 []int32
-	data, prev, hash       [][]byte
+	schema                  []int32
+	data, prev, hash        [][]byte
 }
 
 // decide answers r: an error of its own (wrong expected revision, an id
