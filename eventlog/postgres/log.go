@@ -59,6 +59,8 @@ type Log struct {
 	closeOnce sync.Once
 	closeErr  error
 	stats     counters
+	// ws is the writer goroutine's own state (batch.go).
+	ws writerState
 	// writeFailed is set when a batch failed for a reason of the store
 	// (not of a request: a wrong expected revision is no failure), and
 	// cleared when one commits.
@@ -359,12 +361,21 @@ func newQueries(schema string) queries {
 			CROSS JOIN LATERAL (SELECT revision, position, hash FROM $schema.events
 				WHERE stream = s.stream ORDER BY revision DESC LIMIT 1) AS e`),
 		byIDs: r.Replace(`SELECT event_id, stream, revision, position FROM $schema.events WHERE event_id = ANY ($1::uuid[])`),
-		insert: r.Replace(`INSERT INTO $schema.events (position, event_id, stream, revision, type, schema_version, shop_id,
-				occurred_at, recorded_at, data, metadata, prev_hash, hash)
-			SELECT p, i, s, r, t, v, sh, o, $9::bigint, d, m::jsonb, ph, h
-			FROM unnest($1::bigint[], $2::uuid[], $3::text[], $4::bigint[], $5::text[], $6::integer[], $7::text[],
-				$8::bigint[], $10::bytea[], $11::text[], $12::bytea[], $13::bytea[])
-				AS u (p, i, s, r, t, v, sh, o, d, m, ph, h)`),
+		// The insert is conditional on the last position being $14 (the
+		// fast path's check that no other process appended), and notifies
+		// the new head only when it inserted.
+		insert: r.Replace(`WITH ins AS (
+				INSERT INTO $schema.events (position, event_id, stream, revision, type, schema_version, shop_id,
+					occurred_at, recorded_at, data, metadata, prev_hash, hash)
+				SELECT p, i, s, r, t, v, sh, o, $9::bigint, d, m::jsonb, ph, h
+				FROM unnest($1::bigint[], $2::uuid[], $3::text[], $4::bigint[], $5::text[], $6::integer[], $7::text[],
+					$8::bigint[], $10::bytea[], $11::text[], $12::bytea[], $13::bytea[])
+					AS u (p, i, s, r, t, v, sh, o, d, m, ph, h)
+				WHERE (SELECT COALESCE(MAX(position), 0) FROM $schema.events) = $14::bigint
+				RETURNING position),
+			c AS (SELECT count(*) AS n, max(position) AS last FROM ins),
+			notified AS (SELECT pg_notify($15::text, last::text) FROM c WHERE n > 0)
+			SELECT n, (SELECT count(*) FROM notified) FROM c`),
 	}
 }
 
