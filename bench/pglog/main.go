@@ -30,6 +30,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"sync"
 	"text/tabwriter"
@@ -51,7 +52,7 @@ const (
 )
 
 type config struct {
-	url                              string
+	url, cpuProfile                   string
 	n, runs, appenders, baselineBatch int
 }
 
@@ -70,6 +71,7 @@ func main() {
 	flag.IntVar(&cfg.runs, "runs", 3, "repetitions of each measurement (medians are reported)")
 	flag.IntVar(&cfg.appenders, "appenders", 64, "concurrent appenders")
 	flag.IntVar(&cfg.baselineBatch, "baseline-batch", 0, "rows per baseline transaction (0: the mean group-commit size of the same run)")
+	flag.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Parse()
 	if err := run(cfg, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "pglog bench:", err)
@@ -86,6 +88,17 @@ type runResult struct {
 func run(cfg config, out io.Writer) error {
 	if cfg.n < cfg.appenders || cfg.appenders < 1 || cfg.runs < 1 {
 		return errors.New("need -runs >= 1 and -n >= -appenders >= 1")
+	}
+	if cfg.cpuProfile != "" {
+		f, err := os.Create(cfg.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	var results []runResult
 	for i := range cfg.runs {
@@ -185,6 +198,7 @@ func measureAppend(cfg config, schema string) (rate, perCommit float64, err erro
 		return 0, 0, fmt.Errorf("log wrote %d events, want %d", st.Events, per*cfg.appenders)
 	}
 	events := float64(st.Events)
+	fmt.Fprintf(os.Stderr, "stats %+v\n", st)
 	return events / elapsed.Seconds(), events / float64(st.Commits), nil
 }
 

@@ -32,57 +32,6 @@ func (w *writerState) forget() {
 	w.valid = false
 }
 
-// errStale reports a fast batch that found the log moved on since the
-// writer's last commit (another process appended) or an event id it did
-// not know: the batch is decided again on fresh reads.
-var errStale = errors.New("stale stream heads")
-
-// runBatch runs one group-commit transaction and returns each request's
-// answer. An error return means the transaction failed and nothing was
-// committed (or, for a failed COMMIT, that it is unknown).
-//
-// It first tries the fast path: when the writer's cached heads decide
-// every request (each is accepted: streams it has seen, or NoStream
-// appends to streams it has not), one round trip takes the append lock,
-// inserts under the condition that the last position is still the one
-// the writer committed, notifies and commits. When the condition fails
-// (another process appended) or a UNIQUE constraint refuses a row (an
-// event id already recorded, a stream that existed), nothing was written
-// and the slow path decides the batch on fresh reads, in two round trips.
-// Refusals (wrong expected revision, id clash, repeats) always take the
-// slow path, so they are decided on what the database holds under the
-// lock.
-func (l *Log) runBatch(ctx context.Context, reqs []*request) ([]response, error) {
-	conn, err := l.writer.Acquire(ctx)
-	if err != nil {
-		l.ws.forget()
-		return nil, err
-	}
-	defer conn.Release() // the pool closes a connection left inside a transaction
-	if l.ws.valid {
-		d := newDecider(l.ws.heads, nil, l.ws.last)
-		if answers, ok := d.decideAll(reqs); ok {
-			err := l.commitRows(ctx, conn, true, d, l.ws.last)
-			if err == nil {
-				l.remember(d)
-				return answers, nil
-			}
-			if !errors.Is(err, errStale) {
-				l.ws.forget()
-				return nil, err
-			}
-		}
-	}
-	l.ws.forget()
-	answers, d, err := l.slowBatch(ctx, conn, reqs)
-	if err != nil {
-		l.ws.forget()
-		return nil, err
-	}
-	l.remember(d)
-	return answers, nil
-}
-
 // remember takes the heads a committed batch read and wrote into the
 // cache.
 func (l *Log) remember(d *decider) {
@@ -107,8 +56,8 @@ func (l *Log) remember(d *decider) {
 //     already recorded. The lock is taken before the reads, so what they
 //     return cannot change before the COMMIT: no other writer of the
 //     schema can append meanwhile.
-//  2. Decide each request in Go, then insert, notify and commit
-//     (commitRows).
+//  2. Decide each request in Go, then insert (queueInsert), notify and
+//     commit.
 func (l *Log) slowBatch(ctx context.Context, conn *pgxpool.Conn, reqs []*request) ([]response, *decider, error) {
 	streams := make([]string, 0, len(reqs))
 	var ids []pgtype.UUID
@@ -192,82 +141,24 @@ func (l *Log) slowBatch(ctx context.Context, conn *pgxpool.Conn, reqs []*request
 	for i, r := range reqs {
 		answers[i], _ = d.decide(r)
 	}
-	if err := l.commitRows(ctx, conn, false, d, uint64(last)); err != nil {
-		if errors.Is(err, errStale) {
-			// Only a writer that does not take the append lock can get
-			// here: the reads above were current.
-			return nil, nil, fmt.Errorf("the log changed under the append lock; retry: %w", err)
-		}
-		return nil, nil, err
-	}
-	return answers, d, nil
-}
-
-// commitRows inserts the decider's rows (if any), provided the last
-// position is still last, notifies the new head and commits. When open is
-// set it also opens the transaction and takes the append lock, in the
-// same round trip (the fast path); otherwise the transaction is open
-// already. It returns errStale, having rolled back, when the condition
-// failed or a UNIQUE constraint refused a row.
-func (l *Log) commitRows(ctx context.Context, conn *pgxpool.Conn, open bool, d *decider, last uint64) error {
-	b := &pgx.Batch{}
-	if open {
-		b.Queue("BEGIN")
-		b.Queue("SELECT pg_advisory_xact_lock($1, $2)", appendLockClass, l.lockKey)
-	}
-	n := len(d.rows.pos)
-	if n > 0 {
-		rs := &d.rows
-		b.Queue(l.q.insert, rs.pos, rs.id, rs.stream, rs.rev, rs.typ, rs.schema, rs.shop, rs.occurred,
-			l.cfg.Now().UTC().UnixNano(), rs.data, rs.meta, rs.prev, rs.hash, int64(last), l.channel)
-	}
+	b = &pgx.Batch{}
+	l.queueInsert(b, d, uint64(last), pgtype.UUID{})
 	b.Queue("COMMIT")
-	br := conn.SendBatch(ctx, b)
-	stale := false
-	err := func() error {
-		if open {
-			if _, err := br.Exec(); err != nil {
-				return fmt.Errorf("begin: %w", err)
-			}
-			if _, err := br.Exec(); err != nil {
-				return fmt.Errorf("take the append lock: %w", err)
-			}
-		}
-		if n > 0 {
-			var inserted, notified int64
-			if err := br.QueryRow().Scan(&inserted, &notified); err != nil {
-				if isUniqueViolation(err) {
-					stale = true
-					return fmt.Errorf("insert events: %w: %w", errStale, err)
-				}
-				return fmt.Errorf("insert events: %w", err)
-			}
-			if inserted == 0 {
-				stale = true // the COMMIT below commits nothing
-			} else if inserted != int64(n) {
-				return fmt.Errorf("insert events: %d rows inserted, want %d", inserted, n)
-			}
-		}
-		tag, err := br.Exec()
-		if err != nil {
-			return fmt.Errorf("commit: %w", err)
-		}
-		if tag.String() != "COMMIT" {
-			return fmt.Errorf("commit: the server answered %s", tag)
-		}
-		return nil
-	}()
-	if closeErr := br.Close(); err == nil && closeErr != nil {
+	br = conn.SendBatch(ctx, b)
+	stale, err := readInsert(br, len(d.rows.pos), false)
+	if closeErr := br.Close(); err == nil && !stale && closeErr != nil {
 		err = closeErr
+	}
+	if err == nil && stale {
+		// Only a writer that does not take the append lock can get here:
+		// the reads above were current.
+		err = errors.New("the log changed under the append lock; retry")
 	}
 	if err != nil {
 		rollback(ctx, conn)
-		return err
+		return nil, nil, err
 	}
-	if stale {
-		return errStale
-	}
-	return nil
+	return answers, d, nil
 }
 
 // rollback ends a transaction a failed pipeline may have left open (or in
@@ -284,6 +175,7 @@ func rollback(ctx context.Context, conn *pgxpool.Conn) {
 // what the batch's earlier requests add, and collects the rows to insert.
 type decider struct {
 	base    map[string]streamHead // not modified
+	over    map[string]streamHead // heads of the flight decided before, over base (not modified)
 	read    map[string]streamHead // heads read under the lock (slow path)
 	pending map[string]streamHead // heads after the batch's rows
 	// known is where event ids are recorded: read under the lock (slow
@@ -331,6 +223,9 @@ type rows struct {
 // insert fail and the batch is decided again.
 func (d *decider) head(r *request) (streamHead, bool) {
 	if h, ok := d.pending[r.stream]; ok {
+		return h, true
+	}
+	if h, ok := d.over[r.stream]; ok {
 		return h, true
 	}
 	h, ok := d.base[r.stream]

@@ -59,8 +59,10 @@ type Log struct {
 	closeOnce sync.Once
 	closeErr  error
 	stats     counters
-	// ws is the writer goroutine's own state (batch.go).
+	// ws and wc are the writer goroutine's own state (batch.go) and
+	// connection (wconn.go).
 	ws writerState
+	wc writerConn
 	// writeFailed is set when a batch failed for a reason of the store
 	// (not of a request: a wrong expected revision is no failure), and
 	// cleared when one commits.
@@ -80,10 +82,15 @@ type Stats struct {
 	Appends uint64
 	// Events is the number of events written.
 	Events uint64
+	// Rereads is the number of batches decided on fresh reads under the
+	// append lock (two round trips) rather than from the writer's cached
+	// stream heads (one): the first batch, batches with a refusal, a
+	// stream the writer has not seen, or after another process appended.
+	Rereads uint64
 }
 
 type counters struct {
-	commits, appends, events atomic.Uint64
+	commits, appends, events, rereads atomic.Uint64
 }
 
 // Open connects, creates the schema and its tables when missing (or brings
@@ -112,7 +119,7 @@ func Open(ctx context.Context, cfg Config) (*Log, error) {
 	}
 	l.listenConfig.RuntimeParams["application_name"] = "cgp-eventlog-listener"
 	// The writer has a pool of its own, one connection, so that its
-	// transactions never queue behind readers for a connection.
+	// transactions never queue behind readers.
 	wcfg := pcfg.Copy()
 	wcfg.MaxConns, wcfg.MinConns = 1, 0
 	wcfg.ConnConfig.RuntimeParams["application_name"] = "cgp-eventlog-writer"
@@ -175,6 +182,7 @@ func (l *Log) Stats() Stats {
 		Commits: l.stats.commits.Load(),
 		Appends: l.stats.appends.Load(),
 		Events:  l.stats.events.Load(),
+		Rereads: l.stats.rereads.Load(),
 	}
 }
 
@@ -361,9 +369,10 @@ func newQueries(schema string) queries {
 			CROSS JOIN LATERAL (SELECT revision, position, hash FROM $schema.events
 				WHERE stream = s.stream ORDER BY revision DESC LIMIT 1) AS e`),
 		byIDs: r.Replace(`SELECT event_id, stream, revision, position FROM $schema.events WHERE event_id = ANY ($1::uuid[])`),
-		// The insert is conditional on the last position being $14 (the
-		// fast path's check that no other process appended), and notifies
-		// the new head only when it inserted.
+		// The insert is conditional on the last position being $14 and,
+		// when $16 is not NULL, holding event $16 (the checks of the
+		// batches decided from the writer's cache: see takeOff), and
+		// notifies the new head only when it inserted.
 		insert: r.Replace(`WITH ins AS (
 				INSERT INTO $schema.events (position, event_id, stream, revision, type, schema_version, shop_id,
 					occurred_at, recorded_at, data, metadata, prev_hash, hash)
@@ -372,6 +381,7 @@ func newQueries(schema string) queries {
 					$8::bigint[], $10::bytea[], $11::text[], $12::bytea[], $13::bytea[])
 					AS u (p, i, s, r, t, v, sh, o, d, m, ph, h)
 				WHERE (SELECT COALESCE(MAX(position), 0) FROM $schema.events) = $14::bigint
+					AND ($16::uuid IS NULL OR EXISTS (SELECT FROM $schema.events WHERE position = $14 AND event_id = $16))
 				RETURNING position),
 			c AS (SELECT count(*) AS n, max(position) AS last FROM ins),
 			notified AS (SELECT pg_notify($15::text, last::text) FROM c WHERE n > 0)

@@ -33,6 +33,9 @@ type pendingEvent struct {
 	metaJSON string
 }
 
+// answer hands the writer's answer to the waiting Append.
+func (r *request) answer(resp response) { r.done <- resp }
+
 type response struct {
 	res   eventlog.AppendResult
 	err   error
@@ -137,91 +140,5 @@ func (l *Log) submit(ctx context.Context, r *request) (eventlog.AppendResult, er
 		// The writer still answers into the buffered channel; the append
 		// may or may not be applied.
 		return eventlog.AppendResult{}, ctx.Err()
-	}
-}
-
-// runWriter is the writer goroutine (group commit). It takes the first
-// queued request and every request queued behind it (up to MaxBatch
-// events) and commits them in one transaction; requests that arrive
-// meanwhile wait in reqs and make the next batch, so the more appenders,
-// the larger the batches. It exits when Close has closed reqs and every
-// queued request is answered.
-func (l *Log) runWriter() {
-	defer close(l.writerDone)
-	var next *request // taken from reqs, not yet in a batch
-	for {
-		if next == nil {
-			r, ok := <-l.reqs
-			if !ok {
-				return
-			}
-			next = r
-		}
-		batch := []*request{next}
-		events := len(next.events)
-		next = nil
-	fill:
-		for events < l.cfg.MaxBatch {
-			select {
-			case r, ok := <-l.reqs:
-				if !ok {
-					break fill // the loop's next receive returns
-				}
-				if events+len(r.events) > l.cfg.MaxBatch {
-					next = r // it opens the following batch
-					break fill
-				}
-				batch = append(batch, r)
-				events += len(r.events)
-			default:
-				break fill
-			}
-		}
-		l.commitBatch(batch)
-	}
-}
-
-// commitBatch runs one group-commit transaction and answers its requests.
-// A request whose ctx ended is answered at once and left out. When the
-// transaction fails, every request of the batch is answered with the
-// failure (ErrUnavailable): nothing of it was committed, unless the
-// failure hit the COMMIT itself, which is the ambiguity eventlog.Log
-// documents for any append that returns an error.
-func (l *Log) commitBatch(batch []*request) {
-	live := batch[:0]
-	for _, r := range batch {
-		if err := r.ctx.Err(); err != nil {
-			r.done <- response{err: err}
-			continue
-		}
-		live = append(live, r)
-	}
-	if len(live) == 0 {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
-	defer cancel()
-	answers, err := l.runBatch(ctx, live)
-	if err != nil {
-		l.writeFailed.Store(true)
-		for _, r := range live {
-			r.done <- response{err: unavailable("append", err)}
-		}
-		return
-	}
-	l.writeFailed.Store(false)
-	var appends, events uint64
-	for i, r := range live {
-		if answers[i].wrote > 0 {
-			appends++
-			events += uint64(answers[i].wrote)
-		}
-		r.done <- answers[i]
-	}
-	l.stats.commits.Add(1)
-	l.stats.appends.Add(appends)
-	l.stats.events.Add(events)
-	if events > 0 {
-		l.changed.notify()
 	}
 }
