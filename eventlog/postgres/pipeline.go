@@ -295,16 +295,20 @@ func (l *Log) slowCommit(reqs []*request) {
 func (l *Log) answerAll(reqs []*request, answers []response) {
 	l.writeFailed.Store(false)
 	var appends, events uint64
-	for i, r := range reqs {
+	for i := range reqs {
 		if answers[i].wrote > 0 {
 			appends++
 			events += uint64(answers[i].wrote)
 		}
-		r.answer(answers[i])
 	}
+	// Counted before answering, so that a caller who saw its append
+	// succeed sees it counted.
 	l.stats.commits.Add(1)
 	l.stats.appends.Add(appends)
 	l.stats.events.Add(events)
+	for i, r := range reqs {
+		r.answer(answers[i])
+	}
 	if events > 0 {
 		l.changed.notify()
 	}
