@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"os"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -165,5 +166,137 @@ func TestBatchConflictFailsOnlyItsAppend(t *testing.T) {
 		if err := v.Check(&all[i]); err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// A batch sent while the one before it is still in flight is decided as
+// if that one commits. When it does not (here a UNIQUE event id refuses
+// its row), the batch behind inserts nothing, and both are decided again
+// on fresh reads: the first append is refused, the second succeeds, and
+// the log stays gapless and chained.
+func TestPipelinedBatchAfterAFailedOne(t *testing.T) {
+	l, admin := openInternal(t)
+	ctx := context.Background()
+	seed := testEvent("Seed")
+	if _, err := l.Append(ctx, "seeded", eventlog.NoStream(), seed); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.Exec(ctx, "SELECT pg_advisory_lock($1, $2)", appendLockClass, l.lockKey); err != nil {
+		t.Fatal(err)
+	}
+	unlocked := false
+	unlock := func() {
+		if !unlocked {
+			unlocked = true
+			if _, err := admin.Exec(ctx, "SELECT pg_advisory_unlock($1, $2)", appendLockClass, l.lockKey); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	defer unlock()
+	// The writer stops after sending the first batch until the second
+	// append is queued, so that the second batch goes out while the
+	// first waits for the lock.
+	var flights atomic.Int32
+	sent, proceed := make(chan struct{}), make(chan struct{})
+	l.takeOffHook = func() {
+		if flights.Add(1) == 1 {
+			close(sent)
+			<-proceed
+		}
+	}
+	// Batch N: a new stream (taken as absent from the cache) whose event
+	// reuses the seed's id.
+	dup := testEvent("Dup")
+	dup.ID = seed.ID
+	errDup := make(chan error, 1)
+	go func() {
+		_, err := l.Append(ctx, "dup", eventlog.NoStream(), dup)
+		errDup <- err
+	}()
+	<-sent
+	// Batch N+1, decided as if N commits.
+	type result struct {
+		res eventlog.AppendResult
+		err error
+	}
+	second := make(chan result, 1)
+	go func() {
+		res, err := l.Append(ctx, "seeded", eventlog.Exact(0), testEvent("Next"))
+		second <- result{res, err}
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(l.reqs) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the second append was not queued")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(proceed)
+	for flights.Load() < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d batches sent from the cache, want 2", flights.Load())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	rereads := l.Stats().Rereads
+	unlock()
+	if err := <-errDup; err == nil || errors.Is(err, eventlog.ErrUnavailable) {
+		t.Errorf("append reusing an event id: %v, want its own refusal", err)
+	}
+	r := <-second
+	if r.err != nil || r.res.NextExpectedRevision != 1 || r.res.Position != 2 {
+		t.Fatalf("append behind the failed batch = %+v, %v; want revision 1 at position 2", r.res, r.err)
+	}
+	if got := l.Stats().Rereads - rereads; got != 2 {
+		t.Errorf("%d batches decided again, want 2", got)
+	}
+	all, err := l.ReadAll(ctx, 0, 10)
+	if err != nil || len(all) != 2 {
+		t.Fatalf("ReadAll: %d events, %v; want 2", len(all), err)
+	}
+	v := eventlog.NewChainVerifier()
+	for i := range all {
+		if err := v.Check(&all[i]); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// When the writer's connection dies, the appends in flight fail with
+// ErrUnavailable (or succeed, if they committed first) and the writer
+// takes a new connection for the next ones.
+func TestWriterReconnects(t *testing.T) {
+	l, admin := openInternal(t)
+	ctx := context.Background()
+	if _, err := l.Append(ctx, "s-1", eventlog.NoStream(), testEvent("A")); err != nil {
+		t.Fatal(err)
+	}
+	// The writer is idle: its connection is not touched until the next append.
+	pid := l.wc.conn.Conn().PgConn().PID()
+	if _, err := admin.Exec(ctx, "SELECT pg_terminate_backend($1)", int32(pid)); err != nil {
+		t.Fatal(err)
+	}
+	_, err := l.Append(ctx, "s-1", eventlog.Any(), testEvent("B"))
+	if err != nil && !errors.Is(err, eventlog.ErrUnavailable) {
+		t.Fatalf("append on a dead connection: %v, want success or ErrUnavailable", err)
+	}
+	var last eventlog.AppendResult
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		last, err = l.Append(ctx, "s-1", eventlog.Any(), testEvent("C"))
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("appends still fail after the connection died: %v", err)
+		}
+	}
+	if err := l.WriteHealth(ctx); err != nil {
+		t.Errorf("write health after reconnecting: %v", err)
+	}
+	evs, err := l.ReadStream(ctx, "s-1", 0, 10)
+	if err != nil || len(evs) == 0 || evs[len(evs)-1].Position != last.Position {
+		t.Fatalf("ReadStream = %d events, %v; want the last at %d", len(evs), err, last.Position)
 	}
 }

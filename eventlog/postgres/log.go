@@ -63,6 +63,9 @@ type Log struct {
 	// connection (wconn.go).
 	ws writerState
 	wc writerConn
+	// takeOffHook, set only by tests, runs on the writer after each batch
+	// sent from the cache.
+	takeOffHook func()
 	// writeFailed is set when a batch failed for a reason of the store
 	// (not of a request: a wrong expected revision is no failure), and
 	// cleared when one commits.

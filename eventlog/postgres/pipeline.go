@@ -172,6 +172,9 @@ func (l *Log) takeOff(batch []*request, inflight *flight) *flight {
 		f.endID = d.rows.id[n-1]
 	}
 	f.sendErr = l.send(f, last, lastID)
+	if l.takeOffHook != nil {
+		l.takeOffHook()
+	}
 	if f.sendErr == nil {
 		f.watchdog = time.AfterFunc(batchTimeout, l.wc.cancel)
 	}
