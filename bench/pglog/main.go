@@ -8,7 +8,9 @@
 //	    table with the same columns and indexes (no triggers, no lock, no
 //	    reads, no notification), one multi-row INSERT and one COMMIT per
 //	    batch of as many rows as one group commit of (a) carried on average
-//	    (or -baseline-batch); and the ratio (a)/(b);
+//	    (or -baseline-batch); and the ratio (a)/(b). (a) and (b) take turns
+//	    in -rounds rounds of a run, each timed on its own, so that a change
+//	    of the machine's other load during a run weighs on both alike;
 //	(c) catch-up: reading the whole log of (a) through Subscribe from 0 on
 //	    a freshly opened Log.
 //
@@ -52,8 +54,8 @@ const (
 )
 
 type config struct {
-	url, cpuProfile                   string
-	n, runs, appenders, baselineBatch int
+	url, cpuProfile                           string
+	n, runs, appenders, baselineBatch, rounds int
 }
 
 func (c config) streamName(a, i int) string {
@@ -70,6 +72,7 @@ func main() {
 	flag.IntVar(&cfg.n, "n", 100_000, "events appended per run")
 	flag.IntVar(&cfg.runs, "runs", 3, "repetitions of each measurement (medians are reported)")
 	flag.IntVar(&cfg.appenders, "appenders", 64, "concurrent appenders")
+	flag.IntVar(&cfg.rounds, "rounds", 10, "rounds per run in which (a) and (b) take turns")
 	flag.IntVar(&cfg.baselineBatch, "baseline-batch", 0, "rows per baseline transaction (0: the mean group-commit size of the same run)")
 	flag.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Parse()
@@ -86,8 +89,8 @@ type runResult struct {
 }
 
 func run(cfg config, out io.Writer) error {
-	if cfg.n < cfg.appenders || cfg.appenders < 1 || cfg.runs < 1 {
-		return errors.New("need -runs >= 1 and -n >= -appenders >= 1")
+	if cfg.appenders < 1 || cfg.runs < 1 || cfg.rounds < 1 || cfg.n < cfg.appenders*cfg.rounds {
+		return errors.New("need -runs >= 1, -rounds >= 1 and -n >= -appenders * -rounds >= 1")
 	}
 	if cfg.cpuProfile != "" {
 		f, err := os.Create(cfg.cpuProfile)
@@ -114,7 +117,8 @@ func run(cfg config, out io.Writer) error {
 	return nil
 }
 
-// measure runs (a), (b) and (c) once in a schema of its own.
+// measure runs (a) and (b) in turns, then (c), once, in a schema of its
+// own.
 func measure(cfg config) (r runResult, err error) {
 	ctx := context.Background()
 	admin, err := pgx.Connect(ctx, cfg.url)
@@ -130,18 +134,45 @@ func measure(cfg config) (r runResult, err error) {
 			err = fmt.Errorf("drop schema: %w", dropErr)
 		}
 	}()
-	if r.appendRate, r.perCommit, err = measureAppend(cfg, schema); err != nil {
-		return r, fmt.Errorf("append: %w", err)
+	l, err := postgres.Open(ctx, postgres.Config{URL: cfg.url, Schema: schema})
+	if err != nil {
+		return r, err
 	}
-	size := cfg.baselineBatch
-	if size <= 0 {
-		size = max(1, int(r.perCommit+0.5))
-	}
-	if r.baselineRate, err = measureBaseline(cfg, admin, schema, size); err != nil {
+	defer l.Close()
+	plain := newBaseline(cfg, admin, schema)
+	if err := plain.create(); err != nil {
 		return r, fmt.Errorf("baseline: %w", err)
 	}
+	per := cfg.n / cfg.appenders / cfg.rounds // events per appender and round
+	var appendTime, baselineTime time.Duration
+	var commits uint64
+	for round := range cfg.rounds {
+		before := l.Stats()
+		d, err := appendRound(cfg, l, round*per, per)
+		if err != nil {
+			return r, fmt.Errorf("append: %w", err)
+		}
+		appendTime += d
+		st := l.Stats()
+		commits += st.Commits - before.Commits
+		size := cfg.baselineBatch
+		if size <= 0 {
+			size = max(1, int(float64(st.Events-before.Events)/float64(st.Commits-before.Commits)+0.5))
+		}
+		if d, err = plain.round(round*per, per, size); err != nil {
+			return r, fmt.Errorf("baseline: %w", err)
+		}
+		baselineTime += d
+	}
+	events := float64(per * cfg.appenders * cfg.rounds)
+	if st := l.Stats(); st.Events != uint64(events) {
+		return r, fmt.Errorf("log wrote %d events, want %.0f", st.Events, events)
+	}
+	r.appendRate = events / appendTime.Seconds()
+	r.perCommit = events / float64(commits)
+	r.baselineRate = events / baselineTime.Seconds()
 	r.ratio = r.appendRate / r.baselineRate
-	if r.catchUpRate, err = measureCatchUp(cfg, schema); err != nil {
+	if r.catchUpRate, err = measureCatchUp(cfg, schema, int(events)); err != nil {
 		return r, fmt.Errorf("catch-up: %w", err)
 	}
 	return r, nil
@@ -153,15 +184,11 @@ func newPayload() []byte {
 	return p
 }
 
-// measureAppend is (a): events/s and the mean number of events per commit.
-func measureAppend(cfg config, schema string) (rate, perCommit float64, err error) {
-	l, err := postgres.Open(context.Background(), postgres.Config{URL: cfg.url, Schema: schema})
-	if err != nil {
-		return 0, 0, err
-	}
-	defer l.Close()
+// appendRound is one round of (a): every appender appends per events,
+// its from-th to its (from+per-1)-th, one per call. It returns how long
+// the round took.
+func appendRound(cfg config, l *postgres.Log, from, per int) (time.Duration, error) {
 	payload := newPayload()
-	per := cfg.n / cfg.appenders
 	var wg sync.WaitGroup
 	errs := make(chan error, cfg.appenders)
 	start := time.Now()
@@ -169,9 +196,8 @@ func measureAppend(cfg config, schema string) (rate, perCommit float64, err erro
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var next eventlog.AppendResult
-			for i := range per {
-				exp := eventlog.Exact(next.NextExpectedRevision)
+			for i := from; i < from+per; i++ {
+				exp := eventlog.Exact(uint64(i%eventsOfStream) - 1)
 				if i%eventsOfStream == 0 {
 					exp = eventlog.NoStream()
 				}
@@ -180,7 +206,7 @@ func measureAppend(cfg config, schema string) (rate, perCommit float64, err erro
 					OccurredAt: time.Now().UTC(), Data: payload,
 					Metadata: eventlog.Metadata{CorrelationID: "req_bench", Actor: "system:bench", Source: "system"},
 				}
-				if next, err = l.Append(context.Background(), cfg.streamName(a, i), exp, e); err != nil {
+				if _, err := l.Append(context.Background(), cfg.streamName(a, i), exp, e); err != nil {
 					errs <- err
 					return
 				}
@@ -191,15 +217,9 @@ func measureAppend(cfg config, schema string) (rate, perCommit float64, err erro
 	elapsed := time.Since(start)
 	close(errs)
 	if err := <-errs; err != nil {
-		return 0, 0, err
+		return 0, err
 	}
-	st := l.Stats()
-	if st.Events != uint64(per*cfg.appenders) {
-		return 0, 0, fmt.Errorf("log wrote %d events, want %d", st.Events, per*cfg.appenders)
-	}
-	events := float64(st.Events)
-	fmt.Fprintf(os.Stderr, "stats %+v\n", st)
-	return events / elapsed.Seconds(), events / float64(st.Commits), nil
+	return elapsed, nil
 }
 
 // baselineTable has the columns and indexes of the log's events table,
@@ -210,40 +230,52 @@ const baselineTable = `CREATE TABLE %s (
 	occurred_at bigint NOT NULL, recorded_at bigint NOT NULL, data bytea NOT NULL, metadata jsonb NOT NULL,
 	prev_hash bytea, hash bytea NOT NULL, UNIQUE (stream, revision))`
 
-// measureBaseline is (b): the same rows inserted by one connection, batch
-// rows per INSERT and COMMIT.
-func measureBaseline(cfg config, conn *pgx.Conn, schema string, batch int) (float64, error) {
+// baseline is (b): the rows of (a) inserted by one connection into a
+// plain table.
+type baseline struct {
+	cfg     config
+	conn    *pgx.Conn
+	table   string
+	payload []byte
+	last    int64             // the last position inserted
+	hashes  map[string][]byte // the last hash of each stream
+}
+
+func newBaseline(cfg config, conn *pgx.Conn, schema string) *baseline {
+	return &baseline{cfg: cfg, conn: conn, table: pgx.Identifier{schema, "plain_events"}.Sanitize(),
+		payload: newPayload(), hashes: map[string][]byte{}}
+}
+
+func (p *baseline) create() error {
+	_, err := p.conn.Exec(context.Background(), fmt.Sprintf(baselineTable, p.table))
+	return err
+}
+
+// round inserts the rows of appendRound(from, per) in the order group
+// commit sees them (appenders interleaved), batch rows per INSERT and
+// COMMIT, and returns how long that took.
+func (p *baseline) round(from, per, batch int) (time.Duration, error) {
 	ctx := context.Background()
-	tbl := pgx.Identifier{schema, "plain_events"}.Sanitize()
-	if _, err := conn.Exec(ctx, fmt.Sprintf(baselineTable, tbl)); err != nil {
-		return 0, err
-	}
-	insert := `INSERT INTO ` + tbl + ` (position, event_id, stream, revision, type, schema_version, shop_id,
+	insert := `INSERT INTO ` + p.table + ` (position, event_id, stream, revision, type, schema_version, shop_id,
 			occurred_at, recorded_at, data, metadata, prev_hash, hash)
 		SELECT p, i, s, r, 'BenchAppended', 1, 'shop_bench', $5, $5, $6, $7::jsonb, ph, h
 		FROM unnest($1::bigint[], $2::uuid[], $3::text[], $4::bigint[], $8::bytea[], $9::bytea[]) AS u (p, i, s, r, ph, h)`
-	per := cfg.n / cfg.appenders
 	type row struct {
 		stream   string
 		revision int64
 		prev     []byte
 		hash     []byte
 	}
-	rows := make([]row, 0, per*cfg.appenders)
-	// The order group commit sees: appenders interleaved.
-	for i := range per {
-		for a := range cfg.appenders {
+	rows := make([]row, 0, per*p.cfg.appenders)
+	for i := from; i < from+per; i++ {
+		for a := range p.cfg.appenders {
+			stream := p.cfg.streamName(a, i)
 			hash := make([]byte, 32)
 			_, _ = rand.Read(hash)
-			rows = append(rows, row{stream: cfg.streamName(a, i), revision: int64(i % eventsOfStream), hash: hash})
+			rows = append(rows, row{stream: stream, revision: int64(i % eventsOfStream), prev: p.hashes[stream], hash: hash})
+			p.hashes[stream] = hash
 		}
 	}
-	for i := range rows {
-		if rows[i].revision > 0 {
-			rows[i].prev = rows[i-cfg.appenders].hash
-		}
-	}
-	payload := newPayload()
 	const meta = `{"correlation_id":"req_bench","actor":"system:bench","source":"system"}`
 	start := time.Now()
 	for from := 0; from < len(rows); from += batch {
@@ -255,7 +287,8 @@ func measureBaseline(cfg config, conn *pgx.Conn, schema string, batch int) (floa
 		prevs := make([][]byte, len(chunk))
 		hashes := make([][]byte, len(chunk))
 		for i, r := range chunk {
-			pos[i] = int64(from + i + 1)
+			p.last++
+			pos[i] = p.last
 			ids[i] = pgtype.UUID{Bytes: uuid.Must(uuid.NewV7()), Valid: true}
 			streams[i], revs[i], prevs[i], hashes[i] = r.stream, r.revision, r.prev, r.hash
 		}
@@ -263,24 +296,23 @@ func measureBaseline(cfg config, conn *pgx.Conn, schema string, batch int) (floa
 		// A plain batched write: BEGIN, one INSERT, COMMIT, pipelined.
 		b := &pgx.Batch{}
 		b.Queue("BEGIN")
-		b.Queue(insert, pos, ids, streams, revs, now, payload, meta, prevs, hashes)
+		b.Queue(insert, pos, ids, streams, revs, now, p.payload, meta, prevs, hashes)
 		b.Queue("COMMIT")
-		if err := conn.SendBatch(ctx, b).Close(); err != nil {
+		if err := p.conn.SendBatch(ctx, b).Close(); err != nil {
 			return 0, err
 		}
 	}
-	return float64(len(rows)) / time.Since(start).Seconds(), nil
+	return time.Since(start), nil
 }
 
 // measureCatchUp is (c): a fresh Log on the schema of (a), reading it
 // whole through Subscribe from 0.
-func measureCatchUp(cfg config, schema string) (float64, error) {
+func measureCatchUp(cfg config, schema string, want int) (float64, error) {
 	l, err := postgres.Open(context.Background(), postgres.Config{URL: cfg.url, Schema: schema})
 	if err != nil {
 		return 0, err
 	}
 	defer l.Close()
-	want := cfg.n / cfg.appenders * cfg.appenders
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	start := time.Now()
@@ -333,12 +365,12 @@ func report(cfg config, rs []runResult, out io.Writer) {
 	rMed, rLo, rHi := pick(rs, func(r runResult) float64 { return r.ratio })
 	cMed, cLo, cHi := pick(rs, func(r runResult) float64 { return r.catchUpRate })
 	gMed, gLo, gHi := pick(rs, func(r runResult) float64 { return r.perCommit })
-	batchNote := "rows per commit of (a) in each run"
+	batchNote := "rows per commit of (a) in each round"
 	if cfg.baselineBatch > 0 {
 		batchNote = fmt.Sprintf("%d rows", cfg.baselineBatch)
 	}
-	fmt.Fprintf(out, "PostgreSQL event log benchmark: %d events of %d B per run, %d appenders, %d runs (medians)\n\n",
-		cfg.n/cfg.appenders*cfg.appenders, eventSize, cfg.appenders, cfg.runs)
+	fmt.Fprintf(out, "PostgreSQL event log benchmark: %d events of %d B per run, %d appenders, %d runs of %d rounds (medians)\n\n",
+		cfg.n/cfg.appenders/cfg.rounds*cfg.appenders*cfg.rounds, eventSize, cfg.appenders, cfg.runs, cfg.rounds)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "measurement\tmedian\tmin\tmax\tunit\ttarget\t")
 	fmt.Fprintf(tw, "(a) append, %d appenders, 1 KB events\t%.0f\t%.0f\t%.0f\tevents/s\t\t\n", cfg.appenders, aMed, aLo, aHi)
