@@ -11,7 +11,8 @@
 //
 // Every append transaction first takes a transaction-scoped advisory lock
 // of the schema (pg_advisory_xact_lock(class, key of the schema)), then
-// reads the highest position and numbers its events from the next one. The
+// numbers its events from the position after the highest one (read, or
+// checked to be the one it expected: see Group commit). The
 // lock is released only when the transaction ends, after its commit has
 // become visible (PostgreSQL makes a commit visible before it releases the
 // transaction's locks). So positions are assigned and committed in the
@@ -26,17 +27,36 @@
 //
 // The lock serializes the appends of all processes sharing the schema;
 // group commit amortizes it: each transaction carries every append queued
-// in its process meanwhile, and costs two round trips plus the commit's
-// WAL flush whatever its size. Logs in different schemas use different
-// lock keys.
+// in its process meanwhile. Logs in different schemas use different lock
+// keys.
+//
+// # Group commit
+//
+// One writer goroutine per Log runs the transactions, on a connection of
+// its own. It caches the heads of the streams it has read or written and
+// the last position it committed. A batch whose every append the cache
+// decides (streams it knows; NoStream appends to streams it does not) is
+// sent in one round trip, in pipeline mode: the append lock, then one
+// INSERT of all its events that applies only if the last position is
+// still the one the batch was numbered after, then a Sync that commits.
+// While that batch is in flight the writer sends the next one, numbered
+// as if the first commits, and conditional on the first one's last event
+// being at the last position: the server runs a connection's statements
+// in order, so it never waits for this process between two commits, and
+// a wrong guess (the first batch failed, or another process appended in
+// between) inserts nothing. Any other batch, and a batch whose condition
+// failed or whose insert a UNIQUE constraint refused, is decided on fresh
+// reads under the lock in an explicit transaction of two round trips
+// (Stats.Rereads counts them).
 //
 // # Expected revisions and idempotency
 //
-// Under the lock the writer reads the heads of the batch's streams and
-// where the batch's event ids are already recorded; nothing can change
-// them before its COMMIT. It then decides each append in order (expected
-// revision, repeat of an earlier append, id already used), so a refused
-// append is answered with its own error while the batch's others commit.
+// On fresh reads, the writer reads under the lock the heads of the
+// batch's streams and where the batch's event ids are already recorded;
+// nothing can change them before its COMMIT. It then decides each append
+// in order (expected revision, repeat of an earlier append, id already
+// used), so a refused append is answered with its own error while the
+// batch's others commit. Refusals are only ever decided on fresh reads.
 // The database still enforces the invariants on its own: (stream,
 // revision) and event_id are UNIQUE, so a writer that skipped the lock
 // would fail rather than fork a stream. An append whose first event id is
