@@ -256,10 +256,13 @@ func (p *baseline) create() error {
 // COMMIT, and returns how long that took.
 func (p *baseline) round(from, per, batch int) (time.Duration, error) {
 	ctx := context.Background()
+	// Every column from its own array, as a batched insert of such rows
+	// would send them; the metadata as text cast to jsonb, as the log does.
 	insert := `INSERT INTO ` + p.table + ` (position, event_id, stream, revision, type, schema_version, shop_id,
 			occurred_at, recorded_at, data, metadata, prev_hash, hash)
-		SELECT p, i, s, r, 'BenchAppended', 1, 'shop_bench', $5, $5, $6, $7::jsonb, ph, h
-		FROM unnest($1::bigint[], $2::uuid[], $3::text[], $4::bigint[], $8::bytea[], $9::bytea[]) AS u (p, i, s, r, ph, h)`
+		SELECT p, i, s, r, t, v, sh, o, $9, d, m::jsonb, ph, h
+		FROM unnest($1::bigint[], $2::uuid[], $3::text[], $4::bigint[], $5::text[], $6::integer[], $7::text[],
+			$8::bigint[], $10::bytea[], $11::text[], $12::bytea[], $13::bytea[]) AS u (p, i, s, r, t, v, sh, o, d, m, ph, h)`
 	type row struct {
 		stream   string
 		revision int64
@@ -280,23 +283,24 @@ func (p *baseline) round(from, per, batch int) (time.Duration, error) {
 	start := time.Now()
 	for from := 0; from < len(rows); from += batch {
 		chunk := rows[from:min(from+batch, len(rows))]
-		pos := make([]int64, len(chunk))
-		ids := make([]pgtype.UUID, len(chunk))
-		streams := make([]string, len(chunk))
-		revs := make([]int64, len(chunk))
-		prevs := make([][]byte, len(chunk))
-		hashes := make([][]byte, len(chunk))
+		n := len(chunk)
+		pos, revs, occurred := make([]int64, n), make([]int64, n), make([]int64, n)
+		ids := make([]pgtype.UUID, n)
+		streams, types, shops, metas := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		versions := make([]int32, n)
+		data, prevs, hashes := make([][]byte, n), make([][]byte, n), make([][]byte, n)
+		now := time.Now().UnixNano()
 		for i, r := range chunk {
 			p.last++
 			pos[i] = p.last
 			ids[i] = pgtype.UUID{Bytes: uuid.Must(uuid.NewV7()), Valid: true}
 			streams[i], revs[i], prevs[i], hashes[i] = r.stream, r.revision, r.prev, r.hash
+			types[i], versions[i], shops[i], occurred[i], data[i], metas[i] = "BenchAppended", 1, "shop_bench", now, p.payload, meta
 		}
-		now := time.Now().UnixNano()
 		// A plain batched write: BEGIN, one INSERT, COMMIT, pipelined.
 		b := &pgx.Batch{}
 		b.Queue("BEGIN")
-		b.Queue(insert, pos, ids, streams, revs, now, p.payload, meta, prevs, hashes)
+		b.Queue(insert, pos, ids, streams, revs, types, versions, shops, occurred, now, data, metas, prevs, hashes)
 		b.Queue("COMMIT")
 		if err := p.conn.SendBatch(ctx, b).Close(); err != nil {
 			return 0, err
