@@ -126,6 +126,9 @@ func Open(ctx context.Context, cfg Config) (*Log, error) {
 	wcfg := pcfg.Copy()
 	wcfg.MaxConns, wcfg.MinConns = 1, 0
 	wcfg.ConnConfig.RuntimeParams["application_name"] = "cgp-eventlog-writer"
+	// The writer's statements after the append lock must see what was
+	// committed while it waited for it: a snapshot per statement.
+	wcfg.ConnConfig.RuntimeParams["default_transaction_isolation"] = "read committed"
 	if l.pool, err = pgxpool.NewWithConfig(ctx, pcfg); err != nil {
 		return nil, unavailable("open event log", err)
 	}

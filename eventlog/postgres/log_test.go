@@ -639,3 +639,40 @@ func TestSubscribeTypesSkimsOtherTypes(t *testing.T) {
 		}
 	}
 }
+
+// The writer reads under the append lock what was committed while it
+// waited for it, whatever isolation level the URL makes the default.
+func TestWriterIgnoresDefaultIsolation(t *testing.T) {
+	schema := newSchema(t)
+	sep := "?"
+	if strings.Contains(testURL(), "?") {
+		sep = "&"
+	}
+	url := testURL() + sep + "default_transaction_isolation=serializable"
+	logs := []*postgres.Log{openLog(t, postgres.Config{URL: url, Schema: schema}), openLog(t, postgres.Config{URL: url, Schema: schema})}
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range 15 {
+				if _, err := logs[i%2].Append(ctx, fmt.Sprintf("iso-%d", j%3), eventlog.Any(), newEvent("I")); err != nil {
+					t.Errorf("append: %v", err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	all := readAll(t, logs[0])
+	if len(all) != 8*15 {
+		t.Fatalf("%d events, want %d", len(all), 8*15)
+	}
+	v := eventlog.NewChainVerifier()
+	for i := range all {
+		if err := v.Check(&all[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
