@@ -23,7 +23,9 @@ var schemaName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 type Config struct {
 	// URL is the pgx connection string (URL or key=value), pool settings
 	// such as pool_max_conns included. It may carry a password: the
-	// adapter never logs it nor puts it in an error.
+	// adapter never logs it nor puts it in an error. A Log holds one
+	// connection for its writer and one for its listener, besides the pool
+	// (pool_max_conns) its reads and stream-metadata writes share.
 	URL string
 	// Schema holds the log's tables; it is created when missing. Lower-case
 	// letters, digits and underscores. When empty, the first schema of the
