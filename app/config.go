@@ -54,8 +54,11 @@ type Config struct {
 	// MasterKey wraps the data keys (32 bytes, base64 or hex). Empty means
 	// a key file master.key created in DataDir with mode 0600.
 	MasterKey string
-	// EventLog selects the event-log adapter: sqlite or esdb.
+	// EventLog selects the event-log adapter: sqlite, postgres or esdb.
 	EventLog string
+	// PostgresLogURL is the event log's PostgreSQL connection string, for
+	// EventLog=postgres.
+	PostgresLogURL string
 	// ESDBURL is the EventStoreDB connection string, for EventLog=esdb.
 	ESDBURL string
 	// Vault selects the key-vault adapter: sqlite or postgres.
@@ -286,8 +289,12 @@ func (c *Config) Validate() error {
 		if c.ESDBURL == "" {
 			errs = append(errs, errors.New("esdb-url is required with event-log esdb"))
 		}
+	case "postgres":
+		if c.PostgresLogURL == "" {
+			errs = append(errs, errors.New("postgres-log-url is required with event-log postgres"))
+		}
 	default:
-		errs = append(errs, fmt.Errorf("event-log %q: want sqlite or esdb", c.EventLog))
+		errs = append(errs, fmt.Errorf("event-log %q: want sqlite, postgres or esdb", c.EventLog))
 	}
 	switch c.Warehouse {
 	case "", WarehouseNone, WarehouseSQLite:

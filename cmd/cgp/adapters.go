@@ -9,6 +9,7 @@ import (
 	"github.com/cgp-platform/cgp/app"
 	"github.com/cgp-platform/cgp/eventlog"
 	"github.com/cgp-platform/cgp/eventlog/esdb"
+	logpostgres "github.com/cgp-platform/cgp/eventlog/postgres"
 	logsqlite "github.com/cgp-platform/cgp/eventlog/sqlite"
 	"github.com/cgp-platform/cgp/idempotency"
 	idemredis "github.com/cgp-platform/cgp/idempotency/redis"
@@ -28,8 +29,11 @@ import (
 // adapters are the concrete stores the flags choose among.
 var adapters = app.Adapters{
 	EventLog: func(ctx context.Context, cfg app.Config) (eventlog.Log, error) {
-		if cfg.EventLog == "esdb" {
+		switch cfg.EventLog {
+		case "esdb":
 			return esdb.Open(ctx, esdb.Config{URL: cfg.ESDBURL})
+		case "postgres":
+			return logpostgres.Open(ctx, logpostgres.Config{URL: cfg.PostgresLogURL})
 		}
 		return logsqlite.Open(logsqlite.Config{Path: cfg.Path("events.db")})
 	},
