@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/cgp-platform/cgp/internal/pgschema"
 	"github.com/cgp-platform/cgp/vault"
 	"github.com/cgp-platform/cgp/vault/internal/batch"
 	"github.com/cgp-platform/cgp/vault/internal/wrapstore"
@@ -34,7 +35,8 @@ type Config struct {
 	// key fails with vault.ErrWrongMasterKey.
 	MasterKey []byte
 	// Schema holds the vault's tables; created when missing. Lower-case
-	// letters, digits and underscores. Defaults to DefaultSchema.
+	// letters, digits and underscores. When empty, the first schema of the
+	// DSN's search_path parameter, else DefaultSchema.
 	Schema string
 	// Now gives the time recorded on new keys and tombstones (informative
 	// only). Defaults to time.Now.
@@ -57,6 +59,9 @@ func (c Config) Validate() error {
 }
 
 func (c *Config) setDefaults() {
+	if c.Schema == "" {
+		c.Schema = pgschema.FromURL(c.DSN)
+	}
 	if c.Schema == "" {
 		c.Schema = DefaultSchema
 	}
