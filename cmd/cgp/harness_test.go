@@ -120,10 +120,17 @@ func (s *testServer) stop() {
 // cli runs a cgp command in-process against the server's data directory
 // (its own connections to the files, as a separate process would have) and
 // decodes its JSON output.
+// dirFlags are extra flags the CLI helpers pass for a data directory (a
+// server on shared stores: the CLI must open the same ones).
+var dirFlags sync.Map // dir → []string
+
 func cli(t *testing.T, dir string, args ...string) map[string]any {
 	t.Helper()
 	var out, errb bytes.Buffer
 	args = append(args, "--data-dir", dir)
+	if f, ok := dirFlags.Load(dir); ok {
+		args = append(args, f.([]string)...)
+	}
 	if code := Run(context.Background(), args, &out, &errb); code != 0 {
 		t.Fatalf("cgp %s: exit %d: %s", strings.Join(args, " "), code, errb.String())
 	}

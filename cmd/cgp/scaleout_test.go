@@ -1,0 +1,229 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/cgp-platform/cgp/domain"
+)
+
+// Scale-out (issue 23): several servers over one event log and key vault
+// in PostgreSQL and counters in Redis. PostgreSQL and Redis run on every
+// development and CI machine: these tests always run.
+
+func testPostgresURL() string {
+	if s := os.Getenv("CGP_TEST_POSTGRES_URL"); s != "" {
+		return s
+	}
+	return "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+}
+
+func testRedisURL() string {
+	if s := os.Getenv("CGP_TEST_REDIS_URL"); s != "" {
+		return s
+	}
+	return "redis://127.0.0.1:6379/0"
+}
+
+// withParam returns url with one more query parameter.
+func withParam(url, kv string) string {
+	if strings.Contains(url, "?") {
+		return url + "&" + kv
+	}
+	return url + "?" + kv
+}
+
+// sharedStores are the stores several test servers share: an event log
+// and a key vault in PostgreSQL schemas of their own (dropped at the
+// end), Redis, and one master key.
+type sharedStores struct {
+	logURL, vaultURL, redisURL, masterKey string
+}
+
+func newSharedStores(t *testing.T) sharedStores {
+	t.Helper()
+	b := make([]byte, 8)
+	key := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rand.Read(key); err != nil {
+		t.Fatal(err)
+	}
+	suffix := hex.EncodeToString(b)
+	logSchema, vaultSchema := "cgp_t_log_"+suffix, "cgp_t_vault_"+suffix
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		conn, err := pgx.Connect(ctx, testPostgresURL())
+		if err != nil {
+			t.Logf("drop the test schemas: %v", err)
+			return
+		}
+		defer conn.Close(ctx)
+		for _, s := range []string{logSchema, vaultSchema} {
+			if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+s+" CASCADE"); err != nil {
+				t.Logf("drop %s: %v", s, err)
+			}
+		}
+	})
+	return sharedStores{logURL: withParam(testPostgresURL(), "search_path="+logSchema),
+		vaultURL: withParam(testPostgresURL(), "search_path="+vaultSchema), redisURL: testRedisURL(), masterKey: hex.EncodeToString(key)}
+}
+
+// configure sets c to the shared stores, behind the test's trusted proxy.
+func (st sharedStores) configure(c *Config) {
+	c.EventLog, c.PostgresLogURL = "postgres", st.logURL
+	c.Vault, c.PostgresURL = "postgres", st.vaultURL
+	c.RedisURL, c.MasterKey = st.redisURL, st.masterKey
+	c.TrustedProxies = []string{"127.0.0.1/32"}
+}
+
+// server starts a server on its own data directory over the shared
+// stores; the CLI helpers open the same stores for that directory.
+func (st sharedStores) server(t *testing.T, mod func(*Config)) (*testServer, string) {
+	t.Helper()
+	dir := t.TempDir()
+	dirFlags.Store(dir, []string{"--event-log", "postgres", "--postgres-log-url", st.logURL, "--vault", "postgres",
+		"--postgres-url", st.vaultURL, "--redis-url", st.redisURL, "--master-key", st.masterKey})
+	t.Cleanup(func() { dirFlags.Delete(dir) })
+	return startServerWith(t, dir, func(c *Config) {
+		st.configure(c)
+		if mod != nil {
+			mod(c)
+		}
+	}), dir
+}
+
+// randomIP is a client address of the benchmarking range no other test
+// uses, so the shared Redis counters start empty for it.
+func randomIP(t *testing.T) string {
+	b := make([]byte, 2)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("198.19.%d.%d", b[0], b[1]|1)
+}
+
+// TestTwoServersOverPostgres: two servers over one PostgreSQL event log
+// and vault and one Redis behave as one service: a webhook delivered to
+// both is applied once; a token rotated on one works on the other and its
+// old secret stops there too; the brute-force guard and the rate limit
+// count across both; X-Wait-For-Position on either reads the other's
+// write.
+func TestTwoServersOverPostgres(t *testing.T) {
+	st := newSharedStores(t)
+	s1, dir1 := st.server(t, nil)
+	s2, _ := st.server(t, nil)
+	tn := newTenant(t, dir1, "scale-"+strings.ToLower(randomSuffix(t))+".example.com", "agency", "*")
+	waitForToken(t, s1, tn)
+	waitForToken(t, s2, tn)
+
+	// A webhook the platform retries on the other node: applied once.
+	body := customerPayload(7, "two@scale.example.com", 1, "10.00", "2026-10-01T10:00:00Z")
+	w1 := s1.webhook(t, tn, "customers/create", "dlv-scale-1", body)
+	w2 := s2.webhook(t, tn, "customers/create", "dlv-scale-1", body)
+	if w1.status != 200 || w2.status != 200 {
+		t.Fatalf("deliveries: %d %d", w1.status, w2.status)
+	}
+	cus := domain.CustomerIDFromExternal(tn.shopID, "7")
+	for _, s := range []*testServer{s1, s2} {
+		r := s.get(t, "/api/v1/audit-events?filter[stream]=customer-"+cus, tn.token, "X-Wait-For-Position", maxPosition(t, w1, w2))
+		if r.status != 200 || len(r.json(t)["data"].([]any)) != 1 {
+			t.Fatalf("the customer's events on %s: %d %s", s.base, r.status, r.body)
+		}
+	}
+
+	// X-Wait-For-Position on one server reads the other's write.
+	patch := do(t, http.MethodPatch, s1.base+"/api/v1/customers/"+cus, []byte(`{"data":{"attributes":{"tags":["from-s1"]}}}`),
+		map[string]string{"Authorization": "Bearer " + tn.token, "Content-Type": "application/json"})
+	if patch.status != 200 {
+		t.Fatalf("patch on s1: %d %s", patch.status, patch.body)
+	}
+	read := s2.get(t, "/api/v1/customers/"+cus, tn.token, "X-Wait-For-Position", patch.position(t))
+	if read.status != 200 || !strings.Contains(string(read.body), "from-s1") {
+		t.Fatalf("s2 after X-Wait-For-Position %s: %d %s", patch.position(t), read.status, read.body)
+	}
+
+	// The rate limit counts across both servers.
+	reader := cli(t, dir1, "tokens", "create", "--shop", tn.shopID, "--scopes", "customers:read", "--name", "reader")
+	rt := reader["token"].(string)
+	var remaining []int
+	for i, s := range []*testServer{s1, s2, s1, s2} {
+		r := s.get(t, "/api/v1/customers", rt, "X-Wait-For-Position", fmt.Sprint(reader["position"]))
+		n, err := strconv.Atoi(r.header.Get("X-RateLimit-Remaining"))
+		if r.status != 200 || err != nil {
+			t.Fatalf("request %d: %d %v", i, r.status, r.header)
+		}
+		remaining = append(remaining, n)
+	}
+	for i := 1; i < len(remaining); i++ {
+		if remaining[i] >= remaining[i-1] {
+			t.Fatalf("the rate limit is not shared: remaining %v", remaining)
+		}
+	}
+
+	// The brute-force guard counts across both: ten failures, five on
+	// each, then the eleventh is refused on either.
+	ip := randomIP(t)
+	bad := "copt_live_" + strings.Repeat("Z", 32)
+	for i := 0; i < 10; i++ {
+		s := []*testServer{s1, s2}[i%2]
+		if r := s.get(t, "/api/v1/customers", bad, "X-Forwarded-For", ip); r.status != 401 {
+			t.Fatalf("failure %d: %d", i+1, r.status)
+		}
+	}
+	if r := s2.get(t, "/api/v1/customers", bad, "X-Forwarded-For", ip); r.status != 429 {
+		t.Fatalf("the eleventh failure, on s2: %d", r.status)
+	}
+
+	// A token rotated on s1: the new secret works on both (at once on s1,
+	// on s2 as soon as its credentials read model reaches the rotation,
+	// which an unknown token waits for); the old one stops on both.
+	tokID := tokenID(t, dir1, tn.shopID, "reader")
+	rot := do(t, http.MethodPost, s1.base+"/api/v1/api-keys/"+tokID+"/rotate", nil, map[string]string{"Authorization": "Bearer " + rt})
+	if rot.status != 200 {
+		t.Fatalf("rotate on s1: %d %s", rot.status, rot.body)
+	}
+	fresh := rot.json(t)["data"].(map[string]any)["attributes"].(map[string]any)["token"].(string)
+	if r := s1.get(t, "/api/v1/customers", rt); r.status != 401 {
+		t.Fatalf("the old secret on s1: %d", r.status)
+	}
+	if r := s2.get(t, "/api/v1/customers", fresh); r.status != 200 {
+		t.Fatalf("the new secret on s2: %d %s", r.status, r.body)
+	}
+	eventually(t, time.Minute, "the old secret refused on s2", func() bool {
+		return s2.get(t, "/api/v1/customers", rt).status == 401
+	})
+}
+
+func maxPosition(t *testing.T, rs ...response) string {
+	t.Helper()
+	best := uint64(0)
+	for _, r := range rs {
+		p, err := strconv.ParseUint(r.position(t), 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		best = max(best, p)
+	}
+	return strconv.FormatUint(best, 10)
+}
+
+func randomSuffix(t *testing.T) string {
+	b := make([]byte, 4)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(b)
+}
