@@ -35,12 +35,18 @@ run: build models
 		--onnxruntime-lib $(MODELS)/libonnxruntime.so.1.24.3 --bgremove-model $(MODELS)/isnet-small.onnx
 
 # Starts the backing services of the at-scale deployment and runs the service
-# against them (EventStoreDB log, PostgreSQL vault, Redis counters, customers
-# and attribution shipped to ClickHouse for analysts).
+# against them: the event log in EventStoreDB (SCALE_LOG=esdb, the default) or
+# in PostgreSQL (SCALE_LOG=postgres), the vault in PostgreSQL, Redis counters,
+# customers and attribution shipped to ClickHouse for analysts. A second
+# server on the same stores: `make run-scale ADDR=127.0.0.1:8081
+# DATA_DIR=./data2` with the first one's master key (CGP_MASTER_KEY).
+SCALE_LOG ?= esdb
+SCALE_PG = postgres://cgp:cgp@127.0.0.1:5433/cgp?sslmode=disable
 run-scale: build models
 	docker compose up -d --wait
-	CGP_EVENT_LOG=esdb CGP_ESDB_URL='esdb://127.0.0.1:2113?tls=false' \
-	CGP_VAULT=postgres CGP_POSTGRES_URL='postgres://cgp:cgp@127.0.0.1:5433/cgp?sslmode=disable' \
+	CGP_EVENT_LOG=$(SCALE_LOG) CGP_ESDB_URL='esdb://127.0.0.1:2113?tls=false' \
+	CGP_POSTGRES_LOG_URL='$(SCALE_PG)&search_path=cgp_eventlog' \
+	CGP_VAULT=postgres CGP_POSTGRES_URL='$(SCALE_PG)' \
 	CGP_REDIS_URL='redis://127.0.0.1:6380/0' \
 	CGP_WAREHOUSE=clickhouse CGP_WAREHOUSE_URL='clickhouse://cgp:cgp@127.0.0.1:9000/cgp' \
 	$(BIN) serve --data-dir $(DATA_DIR) --addr $(ADDR) \
