@@ -1,20 +1,27 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/cgp-platform/cgp/domain"
+	"github.com/cgp-platform/cgp/eventlog"
+	logpostgres "github.com/cgp-platform/cgp/eventlog/postgres"
 )
 
 // Scale-out (issue 23): several servers over one event log and key vault
@@ -94,9 +101,7 @@ func (st sharedStores) configure(c *Config) {
 func (st sharedStores) server(t *testing.T, mod func(*Config)) (*testServer, string) {
 	t.Helper()
 	dir := t.TempDir()
-	dirFlags.Store(dir, []string{"--event-log", "postgres", "--postgres-log-url", st.logURL, "--vault", "postgres",
-		"--postgres-url", st.vaultURL, "--redis-url", st.redisURL, "--master-key", st.masterKey})
-	t.Cleanup(func() { dirFlags.Delete(dir) })
+	st.register(t, dir)
 	return startServerWith(t, dir, func(c *Config) {
 		st.configure(c)
 		if mod != nil {
@@ -226,4 +231,108 @@ func randomSuffix(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return hex.EncodeToString(b)
+}
+
+// env is the shared stores as the binary's environment.
+func (st sharedStores) env() []string {
+	return []string{"CGP_EVENT_LOG=postgres", "CGP_POSTGRES_LOG_URL=" + st.logURL, "CGP_VAULT=postgres", "CGP_POSTGRES_URL=" + st.vaultURL,
+		"CGP_REDIS_URL=" + st.redisURL, "CGP_MASTER_KEY=" + st.masterKey}
+}
+
+// register has the CLI helpers open the shared stores for dir.
+func (st sharedStores) register(t *testing.T, dir string) {
+	dirFlags.Store(dir, []string{"--event-log", "postgres", "--postgres-log-url", st.logURL, "--vault", "postgres",
+		"--postgres-url", st.vaultURL, "--redis-url", st.redisURL, "--master-key", st.masterKey})
+	t.Cleanup(func() { dirFlags.Delete(dir) })
+}
+
+// TestTwoServersSIGKILLOneLosesNothing: two server processes over the
+// shared stores take a burst of signed webhooks, split between them; one
+// is killed with SIGKILL midway and its senders retry on the other (as the
+// platform retries on another node). Every acknowledged delivery is in the
+// log exactly once, and the survivor serves everything.
+func TestTwoServersSIGKILLOneLosesNothing(t *testing.T) {
+	st := newSharedStores(t)
+	d1, d2 := t.TempDir(), t.TempDir()
+	st.register(t, d1)
+	p1, p2 := startBinary(t, d1, st.env()...), startBinary(t, d2, st.env()...)
+	tn := newTenant(t, d1, "kill-"+randomSuffix(t)+".example.com", "agency", "*")
+	survivor := &testServer{t: t, base: p2.base}
+	waitForToken(t, survivor, tn)
+
+	const workers, perWorker, killAfter = 16, 60, 300
+	order := fixture(t, "orders/create")
+	var acked sync.Map
+	var nAcked atomic.Int64
+	client := &http.Client{Timeout: 30 * time.Second}
+	post := func(base, topic, delivery string, body []byte) bool {
+		req, _ := http.NewRequest(http.MethodPost, base+"/webhooks/events", bytes.NewReader(body))
+		for k, v := range webhookHeaders(tn, topic, delivery, body) {
+			req.Header.Set(k, v)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return false
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode/100 == 2
+	}
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < perWorker; i++ {
+				delivery := fmt.Sprintf("kill-%d-%d", w, i)
+				topic, body := burstDelivery(order, w, i)
+				ok := w%2 == 0 && post(p1.base, topic, delivery, body)
+				if !ok { // the other node, as the platform retries
+					ok = post(p2.base, topic, delivery, body)
+				}
+				if !ok {
+					t.Errorf("delivery %s acknowledged by neither server", delivery)
+					return
+				}
+				acked.Store(delivery, true)
+				if nAcked.Add(1) == killAfter {
+					p1.cmd.Process.Signal(syscall.SIGKILL)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	<-p1.exited
+
+	l, err := logpostgres.Open(context.Background(), logpostgres.Config{URL: st.logURL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	events := readAll(t, l)
+	byID := map[string]int{}
+	for _, e := range events {
+		byID[e.ID.String()]++
+	}
+	missing, doubled := 0, 0
+	acked.Range(func(k, _ any) bool {
+		switch byID[eventlog.DeterministicID("commerce", tn.shopID, k.(string)).String()] {
+		case 0:
+			missing++
+		case 1:
+		default:
+			doubled++
+		}
+		return true
+	})
+	t.Logf("%d deliveries acknowledged, SIGKILL after %d; %d events in the log", nAcked.Load(), killAfter, len(events))
+	if nAcked.Load() != workers*perWorker || missing != 0 || doubled != 0 {
+		t.Fatalf("acknowledged %d of %d; %d missing from the log, %d recorded twice", nAcked.Load(), workers*perWorker, missing, doubled)
+	}
+	// The survivor has folded every event into its read models.
+	head := fmt.Sprint(events[len(events)-1].Position)
+	r := survivor.get(t, "/api/v1/customers?limit=1", tn.token, "X-Wait-For-Position", head)
+	if r.status != 200 {
+		t.Fatalf("the survivor at the head: %d %s", r.status, r.body)
+	}
 }

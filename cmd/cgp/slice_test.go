@@ -252,6 +252,12 @@ func readLog(t *testing.T, dir string) []eventlog.Event {
 		t.Fatal(err)
 	}
 	defer l.Close()
+	return readAll(t, l)
+}
+
+// readAll reads every event of a log.
+func readAll(t *testing.T, l eventlog.Log) []eventlog.Event {
+	t.Helper()
 	var all []eventlog.Event
 	var after eventlog.Position
 	for {
