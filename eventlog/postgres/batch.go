@@ -145,7 +145,7 @@ func (l *Log) slowBatch(ctx context.Context, conn *pgxpool.Conn, reqs []*request
 	l.queueInsert(b, d, uint64(last), pgtype.UUID{})
 	b.Queue("COMMIT")
 	br = conn.SendBatch(ctx, b)
-	stale, err := readInsert(br, len(d.rows.pos), false)
+	stale, err := readInsert(br, len(d.rows.pos))
 	if closeErr := br.Close(); err == nil && !stale && closeErr != nil {
 		err = closeErr
 	}
