@@ -8,7 +8,10 @@
 //	    table with the same columns and indexes (no triggers, no lock, no
 //	    reads, no notification), one multi-row INSERT and one COMMIT per
 //	    batch of as many rows as one group commit of (a) carried on average
-//	    (or -baseline-batch); and the ratio (a)/(b). (a) and (b) take turns
+//	    (or -baseline-batch), every column sent per row, each batch sent in
+//	    one round trip and waited for, as a plain client does (the log
+//	    keeps up to two batches in flight); and the ratio (a)/(b). (a) and
+//	    (b) take turns
 //	    in -rounds rounds of a run, each timed on its own, so that a change
 //	    of the machine's other load during a run weighs on both alike;
 //	(c) catch-up: reading the whole log of (a) through Subscribe from 0 on
