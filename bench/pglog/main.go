@@ -8,7 +8,10 @@
 //	    table with the same columns and indexes (no triggers, no lock, no
 //	    reads, no notification), one multi-row INSERT and one COMMIT per
 //	    batch of as many rows as one group commit of (a) carried on average
-//	    (or -baseline-batch); and the ratio (a)/(b). (a) and (b) take turns
+//	    (or -baseline-batch), every column sent per row, each batch sent in
+//	    one round trip and waited for, as a plain client does (the log
+//	    keeps up to two batches in flight); and the ratio (a)/(b). (a) and
+//	    (b) take turns
 //	    in -rounds rounds of a run, each timed on its own, so that a change
 //	    of the machine's other load during a run weighs on both alike;
 //	(c) catch-up: reading the whole log of (a) through Subscribe from 0 on
@@ -54,8 +57,8 @@ const (
 )
 
 type config struct {
-	url, cpuProfile                           string
-	n, runs, appenders, baselineBatch, rounds int
+	url, cpuProfile                                          string
+	n, runs, appenders, baselineBatch, baselineConns, rounds int
 }
 
 func (c config) streamName(a, i int) string {
@@ -72,6 +75,7 @@ func main() {
 	flag.IntVar(&cfg.n, "n", 100_000, "events appended per run")
 	flag.IntVar(&cfg.runs, "runs", 3, "repetitions of each measurement (medians are reported)")
 	flag.IntVar(&cfg.appenders, "appenders", 64, "concurrent appenders")
+	flag.IntVar(&cfg.baselineConns, "baseline-conns", 1, "connections the baseline inserts on at once (each takes every n-th batch)")
 	flag.IntVar(&cfg.rounds, "rounds", 10, "rounds per run in which (a) and (b) take turns")
 	flag.IntVar(&cfg.baselineBatch, "baseline-batch", 0, "rows per baseline transaction (0: the mean group-commit size of the same run)")
 	flag.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
@@ -89,8 +93,8 @@ type runResult struct {
 }
 
 func run(cfg config, out io.Writer) error {
-	if cfg.appenders < 1 || cfg.runs < 1 || cfg.rounds < 1 || cfg.n < cfg.appenders*cfg.rounds {
-		return errors.New("need -runs >= 1, -rounds >= 1 and -n >= -appenders * -rounds >= 1")
+	if cfg.appenders < 1 || cfg.runs < 1 || cfg.rounds < 1 || cfg.n < cfg.appenders*cfg.rounds || cfg.baselineConns < 1 {
+		return errors.New("need -runs >= 1, -rounds >= 1, -baseline-conns >= 1 and -n >= -appenders * -rounds >= 1")
 	}
 	if cfg.cpuProfile != "" {
 		f, err := os.Create(cfg.cpuProfile)
@@ -140,6 +144,14 @@ func measure(cfg config) (r runResult, err error) {
 	}
 	defer l.Close()
 	plain := newBaseline(cfg, admin, schema)
+	for range cfg.baselineConns - 1 {
+		conn, err := pgx.Connect(ctx, cfg.url)
+		if err != nil {
+			return r, fmt.Errorf("connect: %w", err)
+		}
+		defer conn.Close(ctx)
+		plain.more = append(plain.more, conn)
+	}
 	if err := plain.create(); err != nil {
 		return r, fmt.Errorf("baseline: %w", err)
 	}
@@ -235,6 +247,7 @@ const baselineTable = `CREATE TABLE %s (
 type baseline struct {
 	cfg     config
 	conn    *pgx.Conn
+	more    []*pgx.Conn // further connections (-baseline-conns)
 	table   string
 	payload []byte
 	last    int64             // the last position inserted
@@ -280,7 +293,25 @@ func (p *baseline) round(from, per, batch int) (time.Duration, error) {
 		}
 	}
 	const meta = `{"correlation_id":"req_bench","actor":"system:bench","source":"system"}`
+	conns := append([]*pgx.Conn{p.conn}, p.more...)
+	batches := make(chan *pgx.Batch, len(conns))
+	errs := make(chan error, len(conns))
+	var wg sync.WaitGroup
 	start := time.Now()
+	for _, conn := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for b := range batches {
+				if err := conn.SendBatch(ctx, b).Close(); err != nil {
+					errs <- err
+					for range batches { // let the producer finish
+					}
+					return
+				}
+			}
+		}()
+	}
 	for from := 0; from < len(rows); from += batch {
 		chunk := rows[from:min(from+batch, len(rows))]
 		n := len(chunk)
@@ -297,14 +328,18 @@ func (p *baseline) round(from, per, batch int) (time.Duration, error) {
 			streams[i], revs[i], prevs[i], hashes[i] = r.stream, r.revision, r.prev, r.hash
 			types[i], versions[i], shops[i], occurred[i], data[i], metas[i] = "BenchAppended", 1, "shop_bench", now, p.payload, meta
 		}
-		// A plain batched write: BEGIN, one INSERT, COMMIT, pipelined.
+		// A plain batched write: BEGIN, one INSERT, COMMIT, in one round trip.
 		b := &pgx.Batch{}
 		b.Queue("BEGIN")
 		b.Queue(insert, pos, ids, streams, revs, types, versions, shops, occurred, now, data, metas, prevs, hashes)
 		b.Queue("COMMIT")
-		if err := p.conn.SendBatch(ctx, b).Close(); err != nil {
-			return 0, err
-		}
+		batches <- b
+	}
+	close(batches)
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return 0, err
 	}
 	return time.Since(start), nil
 }

@@ -145,7 +145,7 @@ func (l *Log) slowBatch(ctx context.Context, conn *pgxpool.Conn, reqs []*request
 	l.queueInsert(b, d, uint64(last), pgtype.UUID{})
 	b.Queue("COMMIT")
 	br = conn.SendBatch(ctx, b)
-	stale, err := readInsert(br, len(d.rows.pos), false)
+	stale, err := readInsert(br, len(d.rows.pos))
 	if closeErr := br.Close(); err == nil && !stale && closeErr != nil {
 		err = closeErr
 	}
@@ -256,7 +256,9 @@ func (d *decider) decide(r *request) (response, bool) {
 		}}, true
 	}
 	if len(r.events) == 0 {
-		return response{res: eventlog.AppendResult{NextExpectedRevision: h.rev, Position: h.pos}}, true
+		// Nothing is inserted, so no condition would check the cache:
+		// only fresh reads answer an append of no events.
+		return response{res: eventlog.AppendResult{NextExpectedRevision: h.rev, Position: h.pos}}, d.complete
 	}
 	if res, ok := d.repeat(r); ok {
 		return response{res: res}, d.complete

@@ -358,8 +358,19 @@ func TestTwoLogsShareOneSchema(t *testing.T) {
 	if !errors.As(err, &wr) || wr.Actual != 2 {
 		t.Fatalf("append by a with a stale expectation: %v, want wrong revision at 2", err)
 	}
+	// An append of no events checks the expectation against the
+	// database, not against what a knew.
+	if _, err := a.Append(ctx, "shared-1", eventlog.Exact(1)); !errors.As(err, &wr) || wr.Actual != 2 {
+		t.Fatalf("empty append by a with a stale expectation: %v, want wrong revision at 2", err)
+	}
+	if _, err := b.Append(ctx, "shared-1", eventlog.Exact(2), newEvent("B")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Append(ctx, "shared-1", eventlog.Exact(2)); !errors.As(err, &wr) || wr.Actual != 3 {
+		t.Fatalf("empty append by a after b appended: %v, want wrong revision at 3", err)
+	}
 	deadline := time.After(waitLimit)
-	for want := eventlog.Position(1); want <= 3; want++ {
+	for want := eventlog.Position(1); want <= 4; want++ {
 		select {
 		case e := <-sub.Events():
 			if e.Position != want {

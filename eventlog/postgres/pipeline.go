@@ -1,14 +1,13 @@
 package postgres
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"time"
 
-	"context"
-	"fmt"
-	"github.com/jackc/pgx/v5/pgconn"
-
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
@@ -114,8 +113,8 @@ fill:
 	return batch, next
 }
 
-// flight is a batch sent in one round trip (BEGIN, the append lock, the
-// conditional insert, COMMIT) whose outcome is not read yet.
+// flight is a batch sent in one round trip (the append lock and the
+// conditional insert, committed by a Sync) whose outcome is not read yet.
 type flight struct {
 	reqs    []*request
 	answers []response
@@ -124,6 +123,9 @@ type flight struct {
 	// has not landed within batchTimeout; sendErr is a failure to send it.
 	watchdog *time.Timer
 	sendErr  error
+	// pl is the pipeline the flight was sent on: its results are read
+	// from it only if the connection was not replaced since.
+	pl *pgconn.Pipeline
 	// end is the last position once the flight committed, and endID the
 	// id of the event there when the flight (or the one it was decided
 	// on) wrote it: the condition a flight decided on this one checks.
@@ -181,27 +183,33 @@ func (l *Log) takeOff(batch []*request, inflight *flight) *flight {
 	return f
 }
 
-// send queues f's statements on the pipeline and flushes them.
+// send queues f's statements on the pipeline and flushes them. On a
+// failure the connection is dropped: a pipeline must never keep half a
+// flight queued.
 func (l *Log) send(f *flight, last uint64, lastID pgtype.UUID) error {
 	if err := l.wc.startPipeline(l); err != nil {
 		return err
 	}
-	m := l.wc.conn.Conn().TypeMap()
-	var lock pgx.ExtendedQueryBuilder
-	if err := lock.Build(m, l.wc.lock, []any{appendLockClass, l.lockKey}); err != nil {
-		return err
-	}
-	l.wc.pl.SendQueryStatement(l.wc.lock, lock.ParamValues, lock.ParamFormats, nil)
-	if len(f.d.rows.pos) > 0 {
-		var ins pgx.ExtendedQueryBuilder
-		if err := ins.Build(m, l.wc.insert, l.insertArgs(f.d, last, lastID)); err != nil {
+	err := func() error {
+		m := l.wc.conn.Conn().TypeMap()
+		var lock pgx.ExtendedQueryBuilder
+		if err := lock.Build(m, l.wc.lock, []any{appendLockClass, l.lockKey}); err != nil {
 			return err
 		}
-		l.wc.pl.SendQueryStatement(l.wc.insert, ins.ParamValues, ins.ParamFormats, nil) // text results
-	}
-	if err := l.wc.pl.Sync(); err != nil {
+		l.wc.pl.SendQueryStatement(l.wc.lock, lock.ParamValues, lock.ParamFormats, nil)
+		if len(f.d.rows.pos) > 0 {
+			var ins pgx.ExtendedQueryBuilder
+			if err := ins.Build(m, l.wc.insert, l.insertArgs(f.d, last, lastID)); err != nil {
+				return err
+			}
+			l.wc.pl.SendQueryStatement(l.wc.insert, ins.ParamValues, ins.ParamFormats, nil) // text results
+		}
+		f.pl = l.wc.pl
+		return l.wc.pl.Sync()
+	}()
+	if err != nil {
 		l.wc.drop()
-		return err
+		return fmt.Errorf("send batch: %w", err)
 	}
 	return nil
 }
@@ -237,6 +245,9 @@ func (l *Log) collect(f *flight) outcome {
 		return outcome{err: f.sendErr}
 	}
 	defer f.watchdog.Stop()
+	if l.wc.pl != f.pl {
+		return outcome{err: errors.New("the writer's connection was dropped")}
+	}
 	stale, err := l.wc.readFlight(len(f.d.rows.pos))
 	if err != nil {
 		var pe *pgconn.PgError
@@ -346,18 +357,10 @@ func (l *Log) queueInsert(b *pgx.Batch, d *decider, last uint64, lastID pgtype.U
 	b.Queue(l.q.insert, l.insertArgs(d, last, lastID)...)
 }
 
-// readInsert reads the results queueInsert and a COMMIT queued (after
-// BEGIN and the lock when opened): stale when the insert's condition
-// failed or a UNIQUE constraint refused a row.
-func readInsert(br pgx.BatchResults, rows int, opened bool) (stale bool, err error) {
-	if opened {
-		if _, err := br.Exec(); err != nil {
-			return false, fmt.Errorf("begin: %w", err)
-		}
-		if _, err := br.Exec(); err != nil {
-			return false, fmt.Errorf("take the append lock: %w", err)
-		}
-	}
+// readInsert reads the results of what queueInsert and a COMMIT queued:
+// stale when the insert's condition failed or a UNIQUE constraint refused
+// a row.
+func readInsert(br pgx.BatchResults, rows int) (stale bool, err error) {
 	if rows > 0 {
 		var inserted, notified int64
 		if err := br.QueryRow().Scan(&inserted, &notified); err != nil {

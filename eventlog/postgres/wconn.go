@@ -112,6 +112,9 @@ func (w *writerConn) release() {
 // error is returned once it is read. Any other failure leaves the
 // connection unusable: it is dropped.
 func (w *writerConn) readFlight(rows int) (stale bool, err error) {
+	if w.pl == nil {
+		return false, errors.New("the writer's connection was dropped")
+	}
 	var first error // the first server error
 	for statement := 0; ; {
 		res, err := w.pl.GetResults()
