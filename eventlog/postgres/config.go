@@ -4,10 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/cgp-platform/cgp/internal/pgschema"
 )
 
 // Defaults applied by Open to the zero fields of Config.
@@ -46,7 +47,7 @@ type Config struct {
 
 func (c *Config) setDefaults() {
 	if c.Schema == "" {
-		c.Schema = searchPathSchema(c.URL)
+		c.Schema = pgschema.FromURL(c.URL)
 	}
 	if c.Schema == "" {
 		c.Schema = DefaultSchema
@@ -60,23 +61,6 @@ func (c *Config) setDefaults() {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
-}
-
-// searchPathSchema returns the first schema named by the search_path
-// parameter of url ("" when none, or when url does not parse: Validate
-// reports that).
-func searchPathSchema(url string) string {
-	pc, err := pgx.ParseConfig(url)
-	if err != nil {
-		return ""
-	}
-	for _, s := range strings.Split(pc.RuntimeParams["search_path"], ",") {
-		s = strings.Trim(strings.TrimSpace(s), `"`)
-		if s != "" && !strings.HasPrefix(s, "$") {
-			return s
-		}
-	}
-	return ""
 }
 
 // Validate reports every problem of the configuration at once.
