@@ -16,3 +16,13 @@ func TestCheckLog(t *testing.T) {
 		t.Fatal("one delivery logged once fails the check")
 	}
 }
+
+func TestParseCPULine(t *testing.T) {
+	busy, total, err := parseCPULine("cpu  100 2 30 400 5 6 7 8 9 0")
+	if err != nil || busy != 153 || total != 558 {
+		t.Fatalf("parseCPULine = %d, %d, %v; want 153, 558, nil", busy, total, err)
+	}
+	if _, _, err := parseCPULine("intr 1 2 3"); err == nil {
+		t.Fatal("a line that is not the cpu line parsed")
+	}
+}

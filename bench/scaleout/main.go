@@ -12,10 +12,10 @@
 // customers/create delivery of a new customer as soon as the previous one
 // is answered, -warmup uncounted, then -duration measured. It reports the
 // acknowledged (2xx) deliveries per second, their acknowledgement latency
-// p50/p99 and the servers' CPU; then it reads the run's log from
-// PostgreSQL and checks that every acknowledged delivery (warm-up and
-// probes included) has exactly one CustomerCreated event in its customer's
-// stream. The summary is a Markdown table of medians and the ratio B/A.
+// p50/p99, the servers' CPU and the whole machine's; then it reads the
+// run's log from PostgreSQL and checks that every acknowledged delivery
+// (warm-up and probes included) has exactly one CustomerCreated event in
+// its customer's stream. The summary is a Markdown table of medians and the ratio B/A.
 //
 // Everything runs on this machine: the servers, PostgreSQL, Redis and the
 // load generator share its cores, so B/A shows what a second server over
@@ -118,9 +118,9 @@ func measure(ctx context.Context, cfg config) error {
 
 func printRun(i int, r result) {
 	l := r.load
-	fmt.Printf("run %d, %d server(s): %d acknowledged in %.1fs = %.0f/s, ack p50 %v p99 %v, failed %d %v, servers' CPU %.2f cores; log: %d acknowledged, %d missing, %d twice, %d not acknowledged; error lines %d\n",
+	fmt.Printf("run %d, %d server(s): %d acknowledged in %.1fs = %.0f/s, ack p50 %v p99 %v, failed %d %v, servers' CPU %.2f cores, machine busy %.2f cores; log: %d acknowledged, %d missing, %d twice, %d not acknowledged; error lines %d\n",
 		i, r.servers, l.acked, l.elapsed.Seconds(), l.rate(), l.lat.P(50).Round(10*time.Microsecond), l.lat.P(99).Round(10*time.Microsecond),
-		l.failed, l.statuses, r.serverCores, r.check.acked, r.check.missing, r.check.duplicated, r.check.unacked, r.errorLines)
+		l.failed, l.statuses, r.serverCores, r.machineBusy, r.check.acked, r.check.missing, r.check.duplicated, r.check.unacked, r.errorLines)
 	if r.errorLines > 0 {
 		fmt.Fprintf(os.Stderr, "scaleout: warning: the servers logged %d error lines in run %d\n", r.errorLines, i)
 	}

@@ -29,6 +29,7 @@ func printSummary(cfg config, one, two []result) {
 	row("servers' CPU per delivery", func(r result) float64 {
 		return r.serverCores / r.load.rate() * 1e6
 	}, func(v float64) string { return fmt.Sprintf("%.0f µs", v) })
+	row("machine's CPU busy, every process (cores)", func(r result) float64 { return r.machineBusy }, func(v float64) string { return fmt.Sprintf("%.2f", v) })
 	fmt.Printf("| failed posts (all runs) | %d | %d | |\n", failed(one), failed(two))
 	fmt.Printf("| acknowledged deliveries in the log exactly once (all runs) | %s | %s | |\n", exactlyOnce(one), exactlyOnce(two))
 	fmt.Printf("\nBoth servers share this machine's %d cores with PostgreSQL, Redis and the load generator, so B/A shows the overhead of a second server over one log, not added capacity.\n",

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"time"
 
 	"github.com/cgp-platform/cgp/bench/internal/benchkit"
@@ -21,6 +22,7 @@ type result struct {
 	load        phase    // the measured closed loop
 	check       logCheck // every acknowledgement of the run, warm-up and probes included
 	serverCores float64  // CPU of the servers together during the measurement, in cores
+	machineBusy float64  // CPU of the whole machine during the measurement, in cores
 	errorLines  int64    // error lines the servers logged
 }
 
@@ -95,12 +97,23 @@ func run(ctx context.Context, cfg config, n int) (res result, err error) {
 	if err != nil {
 		return res, err
 	}
+	busy0, total0, err := machineTicks()
+	if err != nil {
+		return res, err
+	}
 	res.load = closedLoop(ctx, s, cfg.senders, cfg.duration)
 	after, err := cpuOf(servers)
 	if err != nil {
 		return res, err
 	}
+	busy1, total1, err := machineTicks()
+	if err != nil {
+		return res, err
+	}
 	res.serverCores = (after - before).Seconds() / res.load.elapsed.Seconds()
+	if total1 > total0 {
+		res.machineBusy = float64(busy1-busy0) / float64(total1-total0) * float64(runtime.NumCPU())
+	}
 	if err := ctx.Err(); err != nil {
 		return res, err
 	}
