@@ -54,10 +54,15 @@ func run(ctx context.Context, cfg config, n int) (res result, err error) {
 	}
 
 	var servers []*benchkit.Server
+	var dirs []string
+	// The servers stop (they drain and flush) before their directories go.
 	defer func() {
 		for _, srv := range servers {
 			err = errors.Join(err, srv.Stop())
 			res.errorLines += srv.ErrorLines.Load()
+		}
+		for _, dir := range dirs {
+			err = errors.Join(err, os.RemoveAll(dir))
 		}
 	}()
 	s := &sender{client: benchkit.Client(0, 30*time.Second), tenant: tenant, tag: tag}
@@ -68,7 +73,7 @@ func run(ctx context.Context, cfg config, n int) (res result, err error) {
 		if err != nil {
 			return res, err
 		}
-		defer os.RemoveAll(dir)
+		dirs = append(dirs, dir)
 		srv, err := benchkit.Start(cfg.bin, dir, serveArgs...)
 		if err != nil {
 			return res, err
