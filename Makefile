@@ -81,6 +81,8 @@ bench-programs: build
 	$(GO) run ./bench/outwebhooks -bin $(BIN)
 	$(GO) run ./bench/ingest -bin $(BIN)
 	$(GO) run ./bench/authflood -bin $(BIN) -duration 15s
+	$(GO) run ./bench/pglog -n 100000 -runs 3
+	$(GO) run ./bench/scaleout -bin $(BIN)
 
 # Runs every fuzz target for FUZZTIME each (the seed corpora run in `make test`).
 FUZZTIME ?= 30s
