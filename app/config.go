@@ -65,6 +65,13 @@ type Config struct {
 	// RedisURL, when set, keeps rate-limit and brute-force counters and
 	// idempotency records in Redis (shared by several servers).
 	RedisURL string
+	// LeasePostgresURL, when set, is the PostgreSQL DSN of the leases
+	// that let one server at a time run each job performing side effects
+	// (OnOneServer), another taking over when that one dies; every server
+	// sharing the log must name the same database. Empty: the in-process
+	// lease, right for a single server. A secret (it may hold a
+	// password): never logged.
+	LeasePostgresURL string
 	// TrustedProxies are CIDRs whose X-Forwarded-For is believed.
 	TrustedProxies []string
 	// ShutdownGrace bounds the drain of in-flight requests.
@@ -258,6 +265,16 @@ type TestHooks struct {
 	Sending SendingHooks
 	// Notify tunes the notifier: its retry schedule and clock.
 	Notify NotifyHooks
+	// Lease tunes the PostgreSQL leases (LeasePostgresURL).
+	Lease LeaseHooks
+}
+
+// LeaseHooks are the PostgreSQL leases' test settings: a namespace of
+// the test's own (so that tests sharing the server share no lease), quick
+// polls and checks, and a short settle (zero: production's).
+type LeaseHooks struct {
+	Namespace           string
+	Poll, Check, Settle time.Duration
 }
 
 // OutboundWebhookHooks are the outbound webhooks' test settings.

@@ -24,6 +24,7 @@ import (
 	"github.com/cgp-platform/cgp/ingest"
 	"github.com/cgp-platform/cgp/internal/gencache"
 	"github.com/cgp-platform/cgp/lastuse"
+	"github.com/cgp-platform/cgp/lease"
 	"github.com/cgp-platform/cgp/limits"
 	"github.com/cgp-platform/cgp/notify"
 	"github.com/cgp-platform/cgp/projections"
@@ -56,7 +57,11 @@ type App struct {
 	Idempotency idempotency.Store
 	// Warehouse receives the shipped read models (nil: --warehouse none).
 	Warehouse versioned.Store
-	checks    *httpapi.Checks
+	// Lease is what the jobs that run on one server at a time run under
+	// (OnOneServer): lease.Local for a single server, PostgreSQL's when
+	// several share the log.
+	Lease  lease.Lease
+	checks *httpapi.Checks
 	// shops finds a webhook's shop (cached).
 	shops Shops
 	// cursors signs the list cursors.
@@ -110,6 +115,9 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 		return nil, err
 	}
 	a.cursors = cursors
+	if a.Lease, err = core.Adapters.lease(cfg, core.Logger); err != nil {
+		return nil, err
+	}
 	rmPath, err := replay.Current(cfg.DataDir)
 	if err != nil {
 		return nil, err
@@ -324,7 +332,12 @@ func (a *App) AllProjectors(tenancyChanged func()) []projections.Projector {
 // (names, tables; a replay copies them).
 func (a *App) AllReactors() []projections.Projector { return Reactors(a.deps(nil, false)) }
 
-// Serve runs every module's background jobs (Modules) and the HTTP server
+// JobLease is the name of the lease a job that runs on one server at a
+// time holds while it runs (OnOneServer).
+func JobLease(job string) string { return "job/" + job }
+
+// Serve runs every module's background jobs (Modules), those that run on
+// one server at a time under their lease (OnOneServer), and the HTTP server
 // on ln until ctx ends, then drains in-flight requests, stops the jobs and
 // the projections, and flushes the event log.
 func (a *App) Serve(ctx context.Context, ln net.Listener, grace time.Duration) error {
@@ -337,7 +350,11 @@ func (a *App) Serve(ctx context.Context, ln net.Listener, grace time.Duration) e
 	jobs := NewSupervisor(a.Logger)
 	for _, m := range Modules() {
 		for _, j := range m.Jobs {
-			jobs.Add(j.Name, j.Build(a))
+			run := j.Build(a)
+			if j.Runs == OnOneServer {
+				run = OneAtATime(a.Lease, JobLease(j.Name), a.Logger, run)
+			}
+			jobs.Add(j.Name, run)
 		}
 	}
 	jobs.Start(context.WithoutCancel(ctx))

@@ -4,7 +4,8 @@
 // Each Run opens a connection of its own and polls pg_try_advisory_lock
 // (Config.Poll) until it gets the lock, whose key is Key(namespace, name):
 // a stable 64-bit hash, so every process agrees on it and no table is
-// needed. Holding it, Run checks the connection every Config.Check (a
+// needed. Having it, Run waits Config.Settle before it runs f (see
+// below). Holding it, Run checks the connection every Config.Check (a
 // round trip bounded by Config.Timeout); when a check fails the session
 // and with it the lock may be gone, so f's context is cancelled at once
 // (cause lease.ErrLost) and Run returns ErrLost once f returned. When f
@@ -14,11 +15,14 @@
 // frees it when the session ends: at unlock, when the process dies (its
 // socket closes), or when the server notices a vanished peer (TCP
 // keepalives, set to about 25 s on these sessions). A holder whose
-// connection breaks stops its f within Check + Timeout, but the other
-// holder may take the lock as soon as the server freed it: for that
-// short while, and while f finishes after its context ended, both may
-// run. The work under a lease must therefore stay idempotent; the lease
-// makes doubles rare, not impossible.
+// connection breaks finds out within Check + Timeout and cancels f's
+// context; the server may free the lock sooner (a terminated session, a
+// restart), so a new holder waits Settle (Check + Timeout by default)
+// before it runs f. What remains is the time f takes to return after its
+// context ended (a send under way finishes), during which both may run:
+// the work under a lease must stay idempotent; the lease makes doubles
+// rare, not impossible. The price is that a takeover, and a first start,
+// take Settle longer.
 //
 // The connection is dedicated (never a pool's), since a session lock
 // belongs to the session: one connection per lease held or awaited.

@@ -38,9 +38,16 @@ type Config struct {
 	// Timeout bounds a connection attempt and each statement (a try, a
 	// check, the unlock). DefaultTimeout when zero.
 	Timeout time.Duration
-	// Logger receives the leases taken, lost and given back, and the
-	// failures to reach the server (once per run of failures). Never the
-	// DSN. The zero value discards.
+	// Settle is how long a Run that got the lock waits (checking its
+	// connection at the end) before it runs f: long enough for a previous
+	// holder whose connection broke to find out and stop its own f, so
+	// that the two do not overlap. Check + Timeout when zero (the longest
+	// a holder takes to find a loss).
+	Settle time.Duration
+	// Logger receives the leases taken and given back, and the failures
+	// to reach the server (once per run of failures); a loss is Run's
+	// error, for the caller to report. Never the DSN. The zero value
+	// discards.
 	Logger zerolog.Logger
 }
 
@@ -57,6 +64,9 @@ func (c *Config) setDefaults() {
 	if c.Timeout == 0 {
 		c.Timeout = DefaultTimeout
 	}
+	if c.Settle == 0 {
+		c.Settle = c.Check + c.Timeout
+	}
 }
 
 // Validate reports every problem of the configuration at once.
@@ -65,7 +75,7 @@ func (c Config) Validate() error {
 	if c.DSN == "" {
 		errs = append(errs, errors.New("lease: DSN is required"))
 	}
-	for name, d := range map[string]time.Duration{"Poll": c.Poll, "Check": c.Check, "Timeout": c.Timeout} {
+	for name, d := range map[string]time.Duration{"Poll": c.Poll, "Check": c.Check, "Timeout": c.Timeout, "Settle": c.Settle} {
 		if d < 0 {
 			errs = append(errs, fmt.Errorf("lease: %s must not be negative", name))
 		}
@@ -142,7 +152,7 @@ func (l *Leases) Run(ctx context.Context, name string, f func(ctx context.Contex
 	<-watched
 
 	if cause := context.Cause(fctx); errors.Is(cause, lease.ErrLost) {
-		log.Warn().Err(cause).Msg("lease lost")
+		// The caller handles the loss (it is returned): not logged here.
 		_ = conn.Close(context.Background())
 		if ferr != nil && !errors.Is(ferr, context.Canceled) {
 			return errors.Join(cause, ferr)
@@ -153,8 +163,9 @@ func (l *Leases) Run(ctx context.Context, name string, f func(ctx context.Contex
 	return ferr
 }
 
-// acquire connects and tries the lock every Poll until it is had, and
-// returns the connection holding it; or ctx's error when ctx ends first.
+// acquire connects and tries the lock every Poll until it is had and
+// settled, and returns the connection holding it; or ctx's error when ctx
+// ends first.
 func (l *Leases) acquire(ctx context.Context, key int64, log zerolog.Logger) (*pgx.Conn, error) {
 	var conn *pgx.Conn
 	failing := false
@@ -181,7 +192,16 @@ func (l *Leases) acquire(ctx context.Context, key int64, log zerolog.Logger) (*p
 			failing = false
 		}
 		if got {
-			return conn, nil
+			err := l.settle(ctx, conn)
+			if err == nil {
+				return conn, nil
+			}
+			_ = conn.Close(context.Background()) // frees the lock
+			conn = nil
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			log.Warn().Err(err).Msg("lease: the connection failed as the lease was taken; trying again")
 		}
 		t.Reset(l.cfg.Poll)
 	}
@@ -206,6 +226,24 @@ func (l *Leases) try(ctx context.Context, conn **pgx.Conn, key int64) (bool, err
 		return false, fmt.Errorf("lease: try the lock: %w", err)
 	}
 	return got, nil
+}
+
+// settle waits Settle, then checks conn: a previous holder that lost the
+// lock has stopped by then.
+func (l *Leases) settle(ctx context.Context, conn *pgx.Conn) error {
+	t := time.NewTimer(l.cfg.Settle)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+	}
+	cctx, cancel := context.WithTimeout(ctx, l.cfg.Timeout)
+	defer cancel()
+	if _, err := conn.Exec(cctx, "SELECT 1"); err != nil {
+		return fmt.Errorf("lease: check the connection: %w", err)
+	}
+	return nil
 }
 
 // watch checks conn every Check until stop closes, and calls lost with

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -39,11 +40,17 @@ func namespace(t *testing.T) string {
 	return t.Name() + "/" + hex.EncodeToString(b)
 }
 
-// open returns leases of ns that poll and check quickly.
-func open(t *testing.T, ns string, logger zerolog.Logger) *postgres.Leases {
+// open returns leases of ns that poll and check quickly. Those of the
+// suite, where no connection breaks, settle at once; the others settle as
+// in production, Check + Timeout, with a Timeout of a second.
+func open(t *testing.T, ns string, settle bool) *postgres.Leases {
 	t.Helper()
-	l, err := postgres.New(postgres.Config{DSN: testDSN(), Namespace: ns, Poll: 20 * time.Millisecond,
-		Check: 50 * time.Millisecond, Logger: logger})
+	cfg := postgres.Config{DSN: testDSN(), Namespace: ns, Poll: 20 * time.Millisecond, Check: 50 * time.Millisecond,
+		Timeout: time.Second}
+	if !settle {
+		cfg.Settle = time.Millisecond
+	}
+	l, err := postgres.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +60,7 @@ func open(t *testing.T, ns string, logger zerolog.Logger) *postgres.Leases {
 func TestConformance(t *testing.T) {
 	leasetest.Run(t, func(t *testing.T) (lease.Lease, lease.Lease) {
 		ns := namespace(t)
-		return open(t, ns, zerolog.Nop()), open(t, ns, zerolog.Nop())
+		return open(t, ns, false), open(t, ns, false)
 	})
 }
 
@@ -79,13 +86,21 @@ func terminateHolder(t *testing.T, key int64) {
 
 func TestTheOtherTakesOverWhenTheHoldersConnectionDies(t *testing.T) {
 	ns := namespace(t)
-	a, b := open(t, ns, zerolog.Nop()), open(t, ns, zerolog.Nop())
+	a, b := open(t, ns, true), open(t, ns, true)
+	var inside atomic.Int32 // the fs running at once
+	alone := func() {
+		if n := inside.Add(1); n != 1 {
+			t.Errorf("%d holders run at once", n)
+		}
+	}
 	aRunning, aStopped := make(chan struct{}), make(chan error, 1)
 	aDone := make(chan error, 1)
 	go func() {
 		aDone <- a.Run(context.Background(), "job", func(ctx context.Context) error {
+			alone()
 			close(aRunning)
 			<-ctx.Done()
+			inside.Add(-1)
 			aStopped <- context.Cause(ctx)
 			return ctx.Err()
 		})
@@ -95,6 +110,8 @@ func TestTheOtherTakesOverWhenTheHoldersConnectionDies(t *testing.T) {
 	bDone := make(chan error, 1)
 	go func() {
 		bDone <- b.Run(context.Background(), "job", func(context.Context) error {
+			alone()
+			defer inside.Add(-1)
 			close(bRunning)
 			return nil
 		})
@@ -119,7 +136,7 @@ func TestTheOtherTakesOverWhenTheHoldersConnectionDies(t *testing.T) {
 
 func TestFsErrorIsKeptBesideTheLoss(t *testing.T) {
 	ns := namespace(t)
-	a := open(t, ns, zerolog.Nop())
+	a := open(t, ns, true)
 	boom := errors.New("boom")
 	running := make(chan struct{})
 	done := make(chan error, 1)
@@ -202,8 +219,8 @@ func TestKeyIsStable(t *testing.T) {
 }
 
 func TestConfigReportsEveryProblem(t *testing.T) {
-	err := postgres.Config{Poll: -1, Check: -1, Timeout: -1}.Validate()
-	for _, want := range []string{"DSN", "Poll", "Check", "Timeout"} {
+	err := postgres.Config{Poll: -1, Check: -1, Timeout: -1, Settle: -1}.Validate()
+	for _, want := range []string{"DSN", "Poll", "Check", "Timeout", "Settle"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Validate = %v, want it to name %s", err, want)
 		}
