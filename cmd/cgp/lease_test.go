@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/cgp-platform/cgp/app"
 	leasepostgres "github.com/cgp-platform/cgp/lease/postgres"
 )
@@ -98,5 +100,81 @@ func TestServeRunsSideEffectJobsUnderPostgresLeases(t *testing.T) {
 	defer cancel()
 	if err := other.Run(ctx, app.JobLease("message_sending"), func(context.Context) error { return nil }); err != nil {
 		t.Fatalf("the lease of message_sending after the server stopped: %v", err)
+	}
+}
+
+// When the server's lease connection dies while a webhook is being
+// delivered, the delivery job stops (the attempt is cancelled, not
+// recorded) and, once the server has the lease again, runs anew from where
+// it was: the delivery is made again and succeeds.
+func TestWebhookDeliveryGoesOnAfterTheServerLostItsLease(t *testing.T) {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	ns := t.Name() + "/" + hex.EncodeToString(b)
+	dir := t.TempDir()
+	s := startServerWith(t, dir, func(c *Config) {
+		fastWebhooks(c)
+		c.Test.OutboundWebhooks.Timeout = 10 * time.Minute // the first attempt ends only with the lease
+		c.LeasePostgresURL = leaseDSN()
+		c.Test.Lease = app.LeaseHooks{Namespace: ns, Poll: 20 * time.Millisecond, Check: 50 * time.Millisecond, Settle: time.Millisecond}
+	})
+	hung, gone := make(chan struct{}, 1), make(chan struct{})
+	defer close(gone)
+	rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		if n == 1 {
+			hung <- struct{}{}
+			select { // until the server gives the attempt up
+			case <-r.Context().Done():
+			case <-gone:
+			}
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write([]byte(`{"ok":true}`))
+	})
+	tn := newTenant(t, dir, "wh-lease-lost.example.com", "agency", "webhooks:read,webhooks:write")
+	sub, _ := subscribe(t, dir, tn, rc.srv.URL+"/hooks", "customer.created")
+	waitForToken(t, s, tn)
+	postCustomers(t, s, tn, 1, 1)
+	select {
+	case <-hung:
+	case <-time.After(minEventually):
+		t.Fatal("the delivery was not attempted")
+	}
+
+	terminateLease(t, leasepostgres.Key(ns, app.JobLease("webhook_delivery")))
+	eventually(t, minEventually, "the delivery is made again once the server has the lease again", func() bool {
+		return len(rc.requests()) >= 2
+	})
+	// The receiver answered; the outcome is recorded just after.
+	eventually(t, minEventually, "the delivery recorded as succeeded", func() bool {
+		return len(deliveries(t, s, nil, tn.token, sub, "&filter[state]=succeeded")) == 1
+	})
+	if got := rc.requests(); len(got) != 2 || got[0].id != got[1].id {
+		t.Fatalf("%d requests, want the event twice (the attempt given up, then the one answered)", len(got))
+	}
+	logs := s.logs.String()
+	if !strings.Contains(logs, "lease lost") || strings.Contains(logs, "background job failed") {
+		t.Fatalf("want the loss logged and no job failed; logs:\n%s", logs)
+	}
+}
+
+// terminateLease ends the PostgreSQL session holding the advisory lock of
+// key, as a broken connection would.
+func terminateLease(t *testing.T, key int64) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), minEventually)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, leaseDSN())
+	if err != nil {
+		t.Fatalf("connect to PostgreSQL: %v", err)
+	}
+	defer conn.Close(context.Background())
+	var n int
+	err = conn.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_locks
+		WHERE locktype = 'advisory' AND granted AND objsubid = 1
+		  AND classid = (($1::bigint >> 32) & 4294967295)::oid AND objid = ($1::bigint & 4294967295)::oid`, key).Scan(&n)
+	if err != nil || n != 1 {
+		t.Fatalf("terminate the lease holder: %d sessions, %v", n, err)
 	}
 }
