@@ -4,16 +4,24 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"net/http"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/cgp-platform/cgp/app"
+	"github.com/cgp-platform/cgp/eventlog"
+	"github.com/cgp-platform/cgp/internal/smtptest"
 	leasepostgres "github.com/cgp-platform/cgp/lease/postgres"
+	"github.com/cgp-platform/cgp/notify"
+	"github.com/cgp-platform/cgp/openapi/openapitest"
 )
 
 // leaseDSN is the test server of the PostgreSQL leases (up on every
@@ -176,5 +184,83 @@ func terminateLease(t *testing.T, key int64) {
 		  AND classid = (($1::bigint >> 32) & 4294967295)::oid AND objid = ($1::bigint & 4294967295)::oid`, key).Scan(&n)
 	if err != nil || n != 1 {
 		t.Fatalf("terminate the lease holder: %d sessions, %v", n, err)
+	}
+}
+
+// A server that takes the notifier over from another (here: the same data
+// directory restarted without notify.db, as a server that never ran the
+// notifier has none) sends nothing the other sent: its reactor folds the
+// sends the log records (NotificationsSent) before its dispatcher starts,
+// and queues the P1's reminder as the other did.
+func TestANotifierTakenOverSendsNothingAgain(t *testing.T) {
+	relay, err := smtptest.Start(smtptest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = relay.Close() })
+	var notifier atomic.Pointer[notify.Service]
+	mod := func(c *Config) {
+		c.SMTPAddr, c.SMTPFrom = relay.Addr, "alerts@shop.example.com"
+		c.OutboundAllowPrivate = true
+		c.Test.Notify.Opened = func(n *notify.Service) { notifier.Store(n) }
+	}
+	dir := t.TempDir()
+	s := startServerWith(t, dir, mod)
+	v := openapitest.NewValidator(t)
+	rm := messagingDB(t, dir)
+	wt := connectWhatsApp(t, s, rm, "takeover-notify.example.com", "agency", "7003")
+	settings := `{"data":{"attributes":{"notifications":{"emails":["ops@takeover-notify.example.com"]}}}}`
+	catalogClient{t: t, s: s, v: v, token: wt.token}.ok(200, http.MethodPatch, "/api/v1/shop", settings)
+	if r := waPost(t, s, nil, wt.appSecret, waFixture(t, "template_paused", wt.waba)); r.status != http.StatusOK {
+		t.Fatalf("template_paused: %d %s", r.status, r.body)
+	}
+	emails := func() (sent, reminders string) {
+		t.Helper()
+		rows, err := notifier.Load().Store.DB().Query(`SELECT reminder, state, attempts FROM ntf_outbox WHERE channel = 'email' ORDER BY reminder`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var out []string
+		for rows.Next() {
+			var reminder, attempts int
+			var state string
+			if err := rows.Scan(&reminder, &state, &attempts); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, fmt.Sprintf("%d:%s:%d", reminder, state, attempts))
+		}
+		if len(out) == 0 {
+			return "", ""
+		}
+		return out[0], strings.Join(out[1:], ",")
+	}
+	eventually(t, minEventually, "the P1 e-mail sent and marked", func() bool {
+		sent, _ := emails()
+		return relay.Count() == 1 && strings.HasPrefix(sent, "0:done:")
+	})
+	_, reminders := emails()
+	s.stop()
+
+	for _, f := range []string{"notify.db", "notify.db-wal", "notify.db-shm"} {
+		if err := os.Remove(filepath.Join(dir, f)); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+	}
+	s = startServerWith(t, dir, mod)
+	r := catalogClient{t: t, s: s, v: v, token: wt.token}.ok(200, http.MethodPatch, "/api/v1/shop", settings)
+	pos, err := strconv.ParseUint(r.position(t), 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), minEventually)
+	defer cancel()
+	if err := notifier.Load().WaitFor(ctx, eventlog.Position(pos)); err != nil {
+		t.Fatal(err)
+	}
+	sent, again := emails()
+	if sent != "0:done:0" || again != reminders || reminders == "" || relay.Count() != 1 {
+		t.Fatalf("after the takeover: the e-mail %q (want 0:done:0), reminders %q (want %q), %d e-mails (want 1)", sent, again, reminders,
+			relay.Count())
 	}
 }
