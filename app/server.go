@@ -60,8 +60,11 @@ type App struct {
 	// Lease is what the jobs that run on one server at a time run under
 	// (OnOneServer): lease.Local for a single server, PostgreSQL's when
 	// several share the log.
-	Lease  lease.Lease
-	checks *httpapi.Checks
+	Lease lease.Lease
+	// leaseHeld is 1 for each OnOneServer job this server runs now
+	// (cgp_lease_held{job}).
+	leaseHeld *prometheus.GaugeVec
+	checks    *httpapi.Checks
 	// shops finds a webhook's shop (cached).
 	shops Shops
 	// cursors signs the list cursors.
@@ -109,7 +112,10 @@ type App struct {
 // module's routes (Modules). It starts nothing: Serve does.
 func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 	a := &App{Core: core, Registry: prometheus.NewRegistry(), erasures: &Erasures{}}
-	a.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	a.leaseHeld = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "cgp_lease_held",
+		Help: "1 while this server runs the job, which runs on one server at a time under its lease; 0 while another does or none"},
+		[]string{"job"})
+	a.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), a.leaseHeld)
 	cursors, err := httpapi.NewCursorCodec(core.CursorKey)
 	if err != nil {
 		return nil, err
@@ -332,6 +338,20 @@ func (a *App) AllProjectors(tenancyChanged func()) []projections.Projector {
 // (names, tables; a replay copies them).
 func (a *App) AllReactors() []projections.Projector { return Reactors(a.deps(nil, false)) }
 
+// holding returns run setting held to 1 while it runs (0 meanwhile); nil
+// stays nil.
+func holding(held prometheus.Gauge, run func(ctx context.Context) error) func(ctx context.Context) error {
+	if run == nil {
+		return nil
+	}
+	held.Set(0)
+	return func(ctx context.Context) error {
+		held.Set(1)
+		defer held.Set(0)
+		return run(ctx)
+	}
+}
+
 // JobLease is the name of the lease a job that runs on one server at a
 // time holds while it runs (OnOneServer).
 func JobLease(job string) string { return "job/" + job }
@@ -352,7 +372,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener, grace time.Duration) e
 		for _, j := range m.Jobs {
 			run := j.Build(a)
 			if j.Runs == OnOneServer {
-				run = OneAtATime(a.Lease, JobLease(j.Name), a.Logger, run)
+				run = OneAtATime(a.Lease, JobLease(j.Name), a.Logger, holding(a.leaseHeld.WithLabelValues(j.Name), run))
 			}
 			jobs.Add(j.Name, run)
 		}

@@ -86,11 +86,20 @@ func TestServeRunsSideEffectJobsUnderPostgresLeases(t *testing.T) {
 		}
 		return false
 	}
+	holds := func(job string) string {
+		for _, line := range strings.Split(string(s.get(t, "/metrics", "").body), "\n") {
+			if v, ok := strings.CutPrefix(line, `cgp_lease_held{job="`+job+`"} `); ok {
+				return v
+			}
+		}
+		return "absent"
+	}
 	eventually(t, minEventually, "the server holds its other side-effect jobs' leases", func() bool {
-		return taken("message_sending") && taken("notifications") && taken("data_exports")
+		return taken("message_sending") && taken("notifications") && taken("data_exports") && holds("message_sending") == "1"
 	})
-	if taken("webhook_delivery") || len(rc.requests()) != 0 {
-		t.Fatalf("the server delivered webhooks while another holder had the lease: %d requests", len(rc.requests()))
+	if taken("webhook_delivery") || len(rc.requests()) != 0 || holds("webhook_delivery") != "0" {
+		t.Fatalf("the server ran webhook_delivery while another holder had the lease: %d requests, cgp_lease_held %s",
+			len(rc.requests()), holds("webhook_delivery"))
 	}
 
 	close(release)
@@ -98,8 +107,8 @@ func TestServeRunsSideEffectJobsUnderPostgresLeases(t *testing.T) {
 		t.Fatalf("the other holder: %v", err)
 	}
 	eventually(t, minEventually, "three deliveries once the server has the lease", func() bool { return rc.distinct() >= 3 })
-	if !taken("webhook_delivery") {
-		t.Error("the server delivered without logging its lease")
+	if !taken("webhook_delivery") || holds("webhook_delivery") != "1" {
+		t.Errorf("the server delivered without logging its lease or showing it held (%s)", holds("webhook_delivery"))
 	}
 
 	// Shutdown gives the leases back: another holder takes one at once.
