@@ -215,7 +215,9 @@ func (l *Leases) try(ctx context.Context, conn **pgx.Conn, key int64) (bool, err
 	if *conn == nil {
 		c, err := pgx.ConnectConfig(tctx, l.conn)
 		if err != nil {
-			return false, errors.New("lease: cannot connect to PostgreSQL") // pgx's error may quote the DSN
+			// pgx names the host, user and database, never the password
+			// (TestAnUnreachableServerIsWaitedFor checks).
+			return false, fmt.Errorf("lease: connect to PostgreSQL: %w", err)
 		}
 		*conn = c
 	}
