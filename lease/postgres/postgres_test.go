@@ -1,12 +1,15 @@
 package postgres_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -64,6 +67,27 @@ func TestConformance(t *testing.T) {
 	})
 }
 
+// holdersQuery selects the sessions holding the advisory lock of key ($1).
+const holdersQuery = `FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 1
+	AND classid = (($1::bigint >> 32) & 4294967295)::oid AND objid = ($1::bigint & 4294967295)::oid`
+
+// holders counts the sessions holding the advisory lock of key.
+func holders(t *testing.T, key int64) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), leasetest.Wait)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, testDSN())
+	if err != nil {
+		t.Fatalf("connect to PostgreSQL (%s): %v", envDSN, err)
+	}
+	defer conn.Close(context.Background())
+	var n int
+	if err := conn.QueryRow(ctx, `SELECT count(*) `+holdersQuery, key).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
 // terminateHolder ends the server session holding the advisory lock of
 // key, as a crash of the holder's connection would.
 func terminateHolder(t *testing.T, key int64) {
@@ -76,9 +100,7 @@ func terminateHolder(t *testing.T, key int64) {
 	}
 	defer conn.Close(context.Background())
 	var n int
-	err = conn.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_locks
-		WHERE locktype = 'advisory' AND granted AND objsubid = 1
-		  AND classid = (($1::bigint >> 32) & 4294967295)::oid AND objid = ($1::bigint & 4294967295)::oid`, key).Scan(&n)
+	err = conn.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) `+holdersQuery, key).Scan(&n)
 	if err != nil || n != 1 {
 		t.Fatalf("terminate the holder: %d sessions, %v", n, err)
 	}
@@ -151,6 +173,71 @@ func TestFsErrorIsKeptBesideTheLoss(t *testing.T) {
 	terminateHolder(t, postgres.Key(ns, "job"))
 	if err := waitFor(t, done, "Run returns"); !errors.Is(err, lease.ErrLost) || !errors.Is(err, boom) {
 		t.Fatalf("Run = %v, want lease.ErrLost and f's error", err)
+	}
+}
+
+// envHold makes the test binary a holder process: it takes the lease
+// "job" of the namespace in the variable, says "held" on stdout and waits
+// to be killed.
+const envHold = "CGP_LEASE_TEST_HOLD"
+
+func TestMain(m *testing.M) {
+	if ns := os.Getenv(envHold); ns != "" {
+		l, err := postgres.New(postgres.Config{DSN: testDSN(), Namespace: ns, Settle: time.Millisecond})
+		if err == nil {
+			err = l.Run(context.Background(), "job", func(ctx context.Context) error {
+				fmt.Println("held")
+				<-ctx.Done()
+				return nil
+			})
+		}
+		fmt.Fprintln(os.Stderr, "holder:", err)
+		os.Exit(1)
+	}
+	os.Exit(m.Run())
+}
+
+// A holder process killed with SIGKILL gives nothing back itself: its
+// socket closes, the server ends its session and frees the lock, and the
+// other holder takes the lease over.
+func TestTheOtherTakesOverWhenTheHolderIsKilled(t *testing.T) {
+	ns := namespace(t)
+	holder := exec.Command(os.Args[0], "-test.run=^$")
+	holder.Env = append(os.Environ(), envHold+"="+ns)
+	holder.Stderr = os.Stderr
+	out, err := holder.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	said := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(out).ReadString('\n')
+		said <- line
+	}()
+	if line := waitFor(t, said, "the holder process takes the lease"); line != "held\n" {
+		t.Fatalf("the holder process said %q", line)
+	}
+	if n := holders(t, postgres.Key(ns, "job")); n != 1 {
+		t.Fatalf("%d sessions hold the lock, want the holder process's", n)
+	}
+	ran := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- open(t, ns, true).Run(context.Background(), "job", func(context.Context) error {
+			close(ran)
+			return nil
+		})
+	}()
+	if err := holder.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = holder.Wait()
+	wait(t, ran, "the other holder takes the lease over")
+	if err := waitFor(t, done, "Run returns"); err != nil {
+		t.Fatal(err)
 	}
 }
 
