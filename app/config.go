@@ -72,6 +72,11 @@ type Config struct {
 	// lease, right for a single server. A secret (it may hold a
 	// password): never logged.
 	LeasePostgresURL string
+	// LeaseNamespace is hashed into every lease's lock key: the servers
+	// sharing one event log use the same, deployments sharing one
+	// PostgreSQL database (staging and production) different ones.
+	// Empty: "cgp".
+	LeaseNamespace string
 	// TrustedProxies are CIDRs whose X-Forwarded-For is believed.
 	TrustedProxies []string
 	// ShutdownGrace bounds the drain of in-flight requests.
@@ -269,11 +274,9 @@ type TestHooks struct {
 	Lease LeaseHooks
 }
 
-// LeaseHooks are the PostgreSQL leases' test settings: a namespace of
-// the test's own (so that tests sharing the server share no lease), quick
-// polls and checks, and a short settle (zero: production's).
+// LeaseHooks are the PostgreSQL leases' test settings: quick polls and
+// checks, and a short settle (zero: production's).
 type LeaseHooks struct {
-	Namespace           string
 	Poll, Check, Settle time.Duration
 }
 

@@ -57,7 +57,7 @@ func openLease(cfg app.Config, logger zerolog.Logger) (lease.Lease, error) {
 		return lease.NewLocal(), nil
 	}
 	h := cfg.Test.Lease
-	return leasepostgres.New(leasepostgres.Config{DSN: cfg.LeasePostgresURL, Namespace: h.Namespace, Poll: h.Poll, Check: h.Check,
+	return leasepostgres.New(leasepostgres.Config{DSN: cfg.LeasePostgresURL, Namespace: cfg.LeaseNamespace, Poll: h.Poll, Check: h.Check,
 		Settle: h.Settle, Logger: logger})
 }
 

@@ -67,8 +67,8 @@ func TestServeRunsSideEffectJobsUnderPostgresLeases(t *testing.T) {
 	dir := t.TempDir()
 	s := startServerWith(t, dir, func(c *Config) {
 		fastWebhooks(c)
-		c.LeasePostgresURL = leaseDSN()
-		c.Test.Lease = app.LeaseHooks{Namespace: ns, Poll: 20 * time.Millisecond, Check: 50 * time.Millisecond, Settle: time.Millisecond}
+		c.LeasePostgresURL, c.LeaseNamespace = leaseDSN(), ns
+		c.Test.Lease = app.LeaseHooks{Poll: 20 * time.Millisecond, Check: 50 * time.Millisecond, Settle: time.Millisecond}
 	})
 	tn := newTenant(t, dir, "wh-lease.example.com", "agency", "webhooks:read,webhooks:write")
 	rc := newReceiver(t, nil)
@@ -132,8 +132,8 @@ func TestWebhookDeliveryGoesOnAfterTheServerLostItsLease(t *testing.T) {
 	s := startServerWith(t, dir, func(c *Config) {
 		fastWebhooks(c)
 		c.Test.OutboundWebhooks.Timeout = 10 * time.Minute // the first attempt ends only with the lease
-		c.LeasePostgresURL = leaseDSN()
-		c.Test.Lease = app.LeaseHooks{Namespace: ns, Poll: 20 * time.Millisecond, Check: 50 * time.Millisecond, Settle: time.Millisecond}
+		c.LeasePostgresURL, c.LeaseNamespace = leaseDSN(), ns
+		c.Test.Lease = app.LeaseHooks{Poll: 20 * time.Millisecond, Check: 50 * time.Millisecond, Settle: time.Millisecond}
 	})
 	hung, gone := make(chan struct{}, 1), make(chan struct{})
 	defer close(gone)
