@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"os"
 	"slices"
 	"sync/atomic"
@@ -228,5 +229,18 @@ func TestSideEffectJobsRunOnOneServer(t *testing.T) {
 		"token_last_use", "warehouse"}
 	if !slices.Equal(one, wantOne) || !slices.Equal(every, wantEvery) {
 		t.Fatalf("on one server %v, on every server %v; want %v and %v", one, every, wantOne, wantEvery)
+	}
+}
+
+// A job's own failure ends it, as without a lease: it is not run again.
+func TestOneAtATimeReturnsTheJobsFailure(t *testing.T) {
+	boom := errors.New("store gone")
+	runs := 0
+	err := app.OneAtATime(lease.NewLocal(), app.JobLease("deliver"), zerolog.Nop(), func(context.Context) error {
+		runs++
+		return boom
+	})(context.Background())
+	if !errors.Is(err, boom) || runs != 1 {
+		t.Fatalf("OneAtATime = %v after %d runs, want the job's failure after one", err, runs)
 	}
 }

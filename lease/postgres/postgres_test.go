@@ -333,3 +333,46 @@ func waitFor[T any](t *testing.T, ch <-chan T, what string) T {
 		return zero
 	}
 }
+
+// A connection that fails while its Run settles gives the lock up: f does
+// not run on it, and Run takes the lease again on a new connection.
+func TestAConnectionLostWhileSettlingIsNotRunOn(t *testing.T) {
+	ns := namespace(t)
+	logs := &signal{want: "the connection failed as the lease was taken", seen: make(chan struct{})}
+	l, err := postgres.New(postgres.Config{DSN: testDSN(), Namespace: ns, Poll: 20 * time.Millisecond, Check: 50 * time.Millisecond,
+		Settle: 3 * time.Second, Logger: zerolog.New(logs)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- l.Run(context.Background(), "job", func(context.Context) error {
+			select {
+			case <-logs.seen:
+			default:
+				t.Error("f ran on the connection that failed while settling")
+			}
+			close(ran)
+			return nil
+		})
+	}()
+	key := postgres.Key(ns, "job")
+	deadline := time.Now().Add(leasetest.Wait)
+	for holders(t, key) == 0 { // settling: it holds the lock, f has not run
+		if time.Now().After(deadline) {
+			t.Fatal("the lock was not taken")
+		}
+		select {
+		case <-ran:
+			t.Fatal("f ran before its Run settled")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	terminateHolder(t, key)
+	wait(t, logs.seen, "the failure while settling is logged")
+	wait(t, ran, "f runs once the lease is taken again")
+	if err := waitFor(t, done, "Run returns"); err != nil {
+		t.Fatal(err)
+	}
+}
