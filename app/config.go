@@ -68,6 +68,18 @@ type Config struct {
 	// RedisURL, when set, keeps rate-limit and brute-force counters and
 	// idempotency records in Redis (shared by several servers).
 	RedisURL string
+	// LeasePostgresURL, when set, is the PostgreSQL DSN of the leases
+	// that let one server at a time run each job performing side effects
+	// (OnOneServer), another taking over when that one dies; every server
+	// sharing the log must name the same database. Empty: the in-process
+	// lease, right for a single server. A secret (it may hold a
+	// password): never logged.
+	LeasePostgresURL string
+	// LeaseNamespace is hashed into every lease's lock key: the servers
+	// sharing one event log use the same, deployments sharing one
+	// PostgreSQL database (staging and production) different ones.
+	// Empty: "cgp".
+	LeaseNamespace string
 	// TrustedProxies are CIDRs whose X-Forwarded-For is believed.
 	TrustedProxies []string
 	// ShutdownGrace bounds the drain of in-flight requests.
@@ -261,6 +273,14 @@ type TestHooks struct {
 	Sending SendingHooks
 	// Notify tunes the notifier: its retry schedule and clock.
 	Notify NotifyHooks
+	// Lease tunes the PostgreSQL leases (LeasePostgresURL).
+	Lease LeaseHooks
+}
+
+// LeaseHooks are the PostgreSQL leases' test settings: quick polls and
+// checks, and a short settle (zero: production's).
+type LeaseHooks struct {
+	Poll, Check, Settle time.Duration
 }
 
 // OutboundWebhookHooks are the outbound webhooks' test settings.

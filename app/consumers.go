@@ -56,7 +56,11 @@ func ModuleTable() string {
 			routes = append(routes, r.Name)
 		}
 		for _, j := range m.Jobs {
-			jobs = append(jobs, j.Name)
+			name := j.Name
+			if j.Runs == OnOneServer {
+				name += " (one server)"
+			}
+			jobs = append(jobs, name)
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", m.Name, cell(ps), cell(rs), cell(routes), cell(jobs), cell(m.Commands))
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/cgp-platform/cgp/envelope"
 	"github.com/cgp-platform/cgp/eventlog"
 	"github.com/cgp-platform/cgp/idempotency"
+	"github.com/cgp-platform/cgp/lease"
 	"github.com/cgp-platform/cgp/limits"
 	attributionrm "github.com/cgp-platform/cgp/projections/attribution"
 	"github.com/cgp-platform/cgp/readmodel/versioned"
@@ -45,6 +46,22 @@ type Adapters struct {
 	// WarehouseQueries, when set, answers SQL over the warehouse w (ok
 	// false: w cannot, and the read model answers the attribution summary).
 	WarehouseQueries func(w versioned.Store) (attributionrm.Warehouse, bool)
+	// Lease opens the leases under which the jobs that run on one server
+	// at a time run (Config.LeasePostgresURL). Nil: lease.Local, the
+	// single server's.
+	Lease func(cfg Config, logger zerolog.Logger) (lease.Lease, error)
+}
+
+// lease opens the configured leases, lease.Local without an adapter.
+func (ad Adapters) lease(cfg Config, logger zerolog.Logger) (lease.Lease, error) {
+	if ad.Lease == nil {
+		return lease.NewLocal(), nil
+	}
+	l, err := ad.Lease(cfg, logger)
+	if err != nil {
+		return nil, fmt.Errorf("open leases: %w", err)
+	}
+	return l, nil
 }
 
 // Core is the write side every command of the binary needs: the event log,

@@ -79,7 +79,6 @@ func (x *Exporter) Job(ctx context.Context) error {
 	if x.Now == nil {
 		x.Now = time.Now
 	}
-	x.Logger = x.Logger.With().Str("job", "data_export").Logger()
 	return EveryTickOrWake(ctx, poll, x.Wake, x.pass)
 }
 

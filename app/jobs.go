@@ -80,7 +80,9 @@ func dataExportsJob(a *App) func(ctx context.Context) error {
 			Mailer: &dataexport.Mailer{Addr: cfg.SMTPAddr, From: cfg.SMTPFrom, Username: cfg.SMTPUsername, Password: cfg.SMTPPassword,
 				TLSConfig: cfg.Test.ExportSMTPTLS},
 		},
-		Retry: cfg.Test.ExportRetry, Poll: cfg.Test.ExportPoll, Wake: a.exportWake, Now: time.Now, Logger: a.Logger,
+		Retry: cfg.Test.ExportRetry, Poll: cfg.Test.ExportPoll, Wake: a.exportWake, Now: time.Now,
+		// Tagged here, not in Job: Job runs again after a lost lease.
+		Logger: a.Logger.With().Str("job", "data_export").Logger(),
 	}
 	return x.Job
 }

@@ -57,7 +57,7 @@ type Module struct {
 	// every module's routes, in table order, on one router.
 	Routes []Route
 	// Jobs are the module's background jobs: Serve runs every module's
-	// jobs under one Supervisor.
+	// jobs under one Supervisor, each where its Runs says.
 	Jobs []BackgroundJob
 	// Commands are the module's CLI commands, as paths of the cobra tree
 	// of cmd/cgp ("shops attribution" is the attribution subcommand of
@@ -84,7 +84,26 @@ type BackgroundJob struct {
 	// Build returns the job's run function for this server (see Job), or
 	// nil when the configuration turns the job off.
 	Build func(a *App) func(ctx context.Context) error
+	// Runs says where the job runs when several servers share the log.
+	Runs Runs
 }
+
+// Runs is where a background job runs when several servers share one
+// event log.
+type Runs int
+
+const (
+	// OnEveryServer: the job's work is the server's own (its read models
+	// and files, its in-process queues), or only issues commands that the
+	// log makes idempotent.
+	OnEveryServer Runs = iota
+	// OnOneServer: the job performs side effects outside the log
+	// (sending, delivering, notifying, calling a provider or the
+	// platform), so it runs on one server at a time, under the lease
+	// named "job/" + its name (Config.LeasePostgresURL), and on another
+	// when that server dies (Serve, OneAtATime).
+	OnOneServer
+)
 
 // Deps are what the modules' projectors and reactors are built from.
 type Deps struct {
@@ -123,7 +142,7 @@ func Modules() []Module {
 		Projectors: func(d Deps) []projections.Projector { return one(tenancy.Projector(d.Codec, d.TenancyChanged)) },
 		Routes: []Route{{"writeapi.APIKeys", mountAPIKeys}, {"writeapi.ImageKeys", mountImageKeys}, {"readapi.Usage", mountUsage},
 			{"readapi.Storefront, writeapi.Storefront", mountStorefront}},
-		Jobs: []BackgroundJob{{"token_last_use", tokenLastUseJob}, {"retention", retentionJob}},
+		Jobs: []BackgroundJob{{"token_last_use", tokenLastUseJob, OnEveryServer}, {"retention", retentionJob, OnEveryServer}},
 		Commands: []string{"accounts", "shops", "tokens", "public-keys", "image-keys", "shops retention", "shops reinstall", "shops credits",
 			"shops origins"},
 	}, {
@@ -148,7 +167,7 @@ func Modules() []Module {
 		Projectors: func(d Deps) []projections.Projector { return one(conversations.Projector(d.Codec)) },
 		Reactors:   func(d Deps) []projections.Projector { return one(conciergeReactor(d)) },
 		Routes:     []Route{{"readapi.Conversations, writeapi.Conversations", mountConversations}},
-		Jobs:       []BackgroundJob{{"concierge_answers", conciergeAnswersJob}},
+		Jobs:       []BackgroundJob{{"concierge_answers", conciergeAnswersJob, OnOneServer}},
 	}, {
 		Name:       "marketplaces",
 		Projectors: func(d Deps) []projections.Projector { return one(marketplaces.Projector(d.Codec)) },
@@ -162,7 +181,7 @@ func Modules() []Module {
 	}, {
 		Name:   "sending",
 		Routes: []Route{{"readapi.Messages", mountMessages}},
-		Jobs:   []BackgroundJob{{"message_sending", sendingJob}},
+		Jobs:   []BackgroundJob{{"message_sending", sendingJob, OnOneServer}},
 	}, {
 		Name:       "journeys",
 		Projectors: func(d Deps) []projections.Projector { return one(journeys.Projector(d.Codec)) },
@@ -173,14 +192,14 @@ func Modules() []Module {
 		Projectors: func(d Deps) []projections.Projector { return one(webhooksubs.Projector(d.Codec)) },
 		Routes: []Route{{"writeapi.Webhooks, readapi.Webhooks", mountWebhooks},
 			{"readapi.WebhookDeliveries, writeapi.WebhookDeliveries", mountWebhookDeliveries}},
-		Jobs:     []BackgroundJob{{"webhook_delivery", webhookDeliveryJob}},
+		Jobs:     []BackgroundJob{{"webhook_delivery", webhookDeliveryJob, OnOneServer}},
 		Commands: []string{"webhooks"},
 	}, {
 		Name:       "notifications",
 		Projectors: func(d Deps) []projections.Projector { return one(notifications.Projector(d.Codec)) },
 		Routes: []Route{{"readapi.Notifications, writeapi.Notifications", mountNotifications},
 			{"readapi.Shop, writeapi.Shop", mountShop}},
-		Jobs:     []BackgroundJob{{"notifications", notifyJob}},
+		Jobs:     []BackgroundJob{{"notifications", notifyJob, OnOneServer}},
 		Commands: []string{"shops notifications"},
 	}, {
 		Name:       "reviews",
@@ -192,19 +211,19 @@ func Modules() []Module {
 		Name:       "images",
 		Projectors: func(d Deps) []projections.Projector { return one(imageops.Projector(d.Codec, d.ImagesChanged)) },
 		Routes:     []Route{{"readapi.Images, writeapi.Images", mountImages}},
-		Jobs:       []BackgroundJob{{"image_operations", imageWorkersJob}, {"image_retention", imageRetentionJob}},
+		Jobs:       []BackgroundJob{{"image_operations", imageWorkersJob, OnOneServer}, {"image_retention", imageRetentionJob, OnEveryServer}},
 		Commands:   []string{"images"},
 	}, {
 		Name:       "intelligence",
 		Projectors: func(d Deps) []projections.Projector { return one(intelligence.Projector(d.Codec)) },
 		Routes:     []Route{{"readapi.Intelligence", mountIntelligence}, {"readapi.ThemeIncidents", mountThemeIncidents}},
-		Jobs:       []BackgroundJob{{"di_schedule", diScheduleJob}},
+		Jobs:       []BackgroundJob{{"di_schedule", diScheduleJob, OnOneServer}},
 		Commands:   []string{"di", "seo"},
 	}, {
 		Name:       "attribution",
 		Projectors: func(d Deps) []projections.Projector { return one(attribution.Projector(d.Codec)) },
 		Routes:     []Route{{"readapi.Attribution", mountAttribution}, {"readapi.AttributionSettings", mountAttributionSettings}},
-		Jobs:       []BackgroundJob{{"warehouse", warehouseJob}},
+		Jobs:       []BackgroundJob{{"warehouse", warehouseJob, OnEveryServer}},
 		Commands:   []string{"shops attribution"},
 	}, {
 		Name:       "audit",
@@ -221,7 +240,7 @@ func Modules() []Module {
 	}, {
 		Name:     "anomalies",
 		Reactors: func(d Deps) []projections.Projector { return one(anomalyRaiser(d)) },
-		Jobs:     []BackgroundJob{{"brute_force_alerts", bruteForceAlertsJob}},
+		Jobs:     []BackgroundJob{{"brute_force_alerts", bruteForceAlertsJob, OnEveryServer}},
 	}, {
 		Name: "gdpr",
 		Reactors: func(d Deps) []projections.Projector {
@@ -231,15 +250,15 @@ func Modules() []Module {
 			return one(gdprrequests.Projector(d.Codec, d.ExportRequested))
 		},
 		Routes:   []Route{{"readapi.GDPRRequests", mountGDPR}},
-		Jobs:     []BackgroundJob{{"erasure_followups", erasureFollowupsJob}, {"data_exports", dataExportsJob}},
+		Jobs:     []BackgroundJob{{"erasure_followups", erasureFollowupsJob, OnEveryServer}, {"data_exports", dataExportsJob, OnOneServer}},
 		Commands: []string{"gdpr", "shops privacy"},
 	}, {
 		Name:   "install",
 		Routes: []Route{{"platform.Installer", mountInstall}},
-		Jobs:   []BackgroundJob{{"platform_webhooks", platformWebhooksJob}, {"platform_reconsent", platformReconsentJob}},
+		Jobs:   []BackgroundJob{{"platform_webhooks", platformWebhooksJob, OnOneServer}, {"platform_reconsent", platformReconsentJob, OnOneServer}},
 	}, {
 		Name:     "platform",
-		Jobs:     []BackgroundJob{{"projections", projectionsJob}, {"read_model_versions", readModelVersionsJob}},
+		Jobs:     []BackgroundJob{{"projections", projectionsJob, OnEveryServer}, {"read_model_versions", readModelVersionsJob, OnEveryServer}},
 		Routes:   []Route{{"httpapi.Ops", mountOps}, {"openapi", mountOpenAPI}, {"reference.Site", mountReference}},
 		Commands: []string{"serve", "replay", "dev"},
 	}}

@@ -24,6 +24,7 @@ import (
 	"github.com/cgp-platform/cgp/ingest"
 	"github.com/cgp-platform/cgp/internal/gencache"
 	"github.com/cgp-platform/cgp/lastuse"
+	"github.com/cgp-platform/cgp/lease"
 	"github.com/cgp-platform/cgp/limits"
 	"github.com/cgp-platform/cgp/notify"
 	"github.com/cgp-platform/cgp/projections"
@@ -56,6 +57,13 @@ type App struct {
 	Idempotency idempotency.Store
 	// Warehouse receives the shipped read models (nil: --warehouse none).
 	Warehouse versioned.Store
+	// Lease is what the jobs that run on one server at a time run under
+	// (OnOneServer): lease.Local for a single server, PostgreSQL's when
+	// several share the log.
+	Lease lease.Lease
+	// leaseHeld is 1 for each OnOneServer job this server runs now
+	// (cgp_lease_held{job}).
+	leaseHeld *prometheus.GaugeVec
 	checks    *httpapi.Checks
 	// shops finds a webhook's shop (cached).
 	shops Shops
@@ -104,12 +112,18 @@ type App struct {
 // module's routes (Modules). It starts nothing: Serve does.
 func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 	a := &App{Core: core, Registry: prometheus.NewRegistry(), erasures: &Erasures{}}
-	a.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	a.leaseHeld = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "cgp_lease_held",
+		Help: "1 while this server runs the job, which runs on one server at a time under its lease; 0 while another does or none"},
+		[]string{"job"})
+	a.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), a.leaseHeld)
 	cursors, err := httpapi.NewCursorCodec(core.CursorKey)
 	if err != nil {
 		return nil, err
 	}
 	a.cursors = cursors
+	if a.Lease, err = core.Adapters.lease(cfg, core.Logger); err != nil {
+		return nil, err
+	}
 	rmPath, err := replay.Current(cfg.DataDir)
 	if err != nil {
 		return nil, err
@@ -324,7 +338,26 @@ func (a *App) AllProjectors(tenancyChanged func()) []projections.Projector {
 // (names, tables; a replay copies them).
 func (a *App) AllReactors() []projections.Projector { return Reactors(a.deps(nil, false)) }
 
-// Serve runs every module's background jobs (Modules) and the HTTP server
+// holding returns run setting held to 1 while it runs (0 meanwhile); nil
+// stays nil.
+func holding(held prometheus.Gauge, run func(ctx context.Context) error) func(ctx context.Context) error {
+	if run == nil {
+		return nil
+	}
+	held.Set(0)
+	return func(ctx context.Context) error {
+		held.Set(1)
+		defer held.Set(0)
+		return run(ctx)
+	}
+}
+
+// JobLease is the name of the lease a job that runs on one server at a
+// time holds while it runs (OnOneServer).
+func JobLease(job string) string { return "job/" + job }
+
+// Serve runs every module's background jobs (Modules), those that run on
+// one server at a time under their lease (OnOneServer), and the HTTP server
 // on ln until ctx ends, then drains in-flight requests, stops the jobs and
 // the projections, and flushes the event log.
 func (a *App) Serve(ctx context.Context, ln net.Listener, grace time.Duration) error {
@@ -337,7 +370,11 @@ func (a *App) Serve(ctx context.Context, ln net.Listener, grace time.Duration) e
 	jobs := NewSupervisor(a.Logger)
 	for _, m := range Modules() {
 		for _, j := range m.Jobs {
-			jobs.Add(j.Name, j.Build(a))
+			run := j.Build(a)
+			if j.Runs == OnOneServer {
+				run = OneAtATime(a.Lease, JobLease(j.Name), a.Logger, holding(a.leaseHeld.WithLabelValues(j.Name), run))
+			}
+			jobs.Add(j.Name, run)
 		}
 	}
 	jobs.Start(context.WithoutCancel(ctx))

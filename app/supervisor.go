@@ -10,6 +10,8 @@ import (
 
 	"github.com/rs/zerolog"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/cgp-platform/cgp/lease"
 )
 
 // Job is one piece of background work of the server: it runs until its ctx
@@ -116,6 +118,33 @@ func (s *Supervisor) Stop(ctx context.Context) error {
 		s.mu.Unlock()
 		slices.Sort(left)
 		return errors.Join(fmt.Errorf("background jobs still running after the grace period: %v", left), ctx.Err())
+	}
+}
+
+// OneAtATime returns run made to run on one server at a time: it waits
+// for the lease named name, runs run while it holds it, and when the lease
+// is lost (run's ctx ends, run returns) waits for it again and runs run
+// anew, until ctx ends; then it returns nil. run's own failure is
+// returned as it is. A nil run stays nil (a job that is off).
+//
+// run must stop when its ctx ends and be able to start again after it
+// returned: a job holds no state of one run that the next cannot take
+// over (projections.Runtime resumes from its checkpoints).
+func OneAtATime(l lease.Lease, name string, logger zerolog.Logger, run func(ctx context.Context) error) func(ctx context.Context) error {
+	if run == nil {
+		return nil
+	}
+	return func(ctx context.Context) error {
+		for {
+			err := l.Run(ctx, name, run)
+			if ctx.Err() != nil && (err == nil || errors.Is(err, context.Canceled) || errors.Is(err, lease.ErrLost)) {
+				return nil // stopped, while waiting or running
+			}
+			if !errors.Is(err, lease.ErrLost) {
+				return err
+			}
+			logger.Warn().Err(err).Str("lease", name).Msg("lease lost: the job stopped and waits to take it again")
+		}
 	}
 }
 

@@ -226,13 +226,8 @@ func (d *Dispatcher) deliver(ctx context.Context, g []due, now time.Time) error 
 				stateDone, reason, x.id); err != nil {
 				return err
 			}
-			// A P1 left unread and unresolved is sent again later.
-			if sent && x.item.Severity == domain.SeverityP1 && !x.acknowledged && x.reminder < domain.MaxRenotify {
-				if err := exec(ctx, tx, `INSERT INTO ntf_outbox (delivery_id, shop_id, channel, anomaly_id, severity, reminder, due_at, state)
-					SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM ntf_anomalies WHERE anomaly_id = ? AND acknowledged = 0)
-					ON CONFLICT (delivery_id) DO NOTHING`,
-					DeliveryID(x.item.AnomalyID, x.channel, x.reminder+1), x.shop, x.channel, x.item.AnomalyID, x.item.Severity, x.reminder+1,
-					now.Add(domain.RenotifyAfter).UnixMicro(), stateQueued, x.item.AnomalyID); err != nil {
+			if sent && !x.acknowledged {
+				if err := remind(ctx, tx, x.shop, x.channel, x.item.AnomalyID, x.item.Severity, x.reminder, now); err != nil {
 					return err
 				}
 			}

@@ -14,7 +14,10 @@
 // quiet hours (never a P1); it sends a P1 left unread and unresolved again
 // after domain.RenotifyAfter (at most domain.MaxRenotify times); a failed
 // send is retried with backoff and never dropped (a refusal for good is
-// kept as failed); each message sent is recorded (NotificationsSent).
+// kept as failed); each message sent is recorded (NotificationsSent), and
+// the reactor folds that record back (its deliveries done, a P1's reminder
+// queued), so that a server taking the notifier over from another sends
+// nothing again: the dispatcher starts once the reactor caught up.
 //
 // It imports channels, commands, domain, envelope, eventlog, projections
 // and readmodel.
@@ -127,6 +130,9 @@ func outboxProjector(codec *envelope.Codec, now func() time.Time, committed func
 		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.NotificationRead, _ *projections.DecodedEvent) error {
 			return acknowledge(ctx, tx, ev.AnomalyID)
 		}),
+		projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.NotificationsSent, _ *projections.DecodedEvent) error {
+			return markSent(ctx, tx, ev)
+		}),
 	)
 	return projections.Projector{
 		Name:       OutboxName,
@@ -189,6 +195,51 @@ func queue(ctx context.Context, tx *sql.Tx, ev *domain.AnomalyRaised, now time.T
 		}
 	}
 	return nil
+}
+
+// markSent folds a send the log records, this server's dispatcher's or
+// another server's (which ran the notifier before this one took it over):
+// its deliveries are done and a P1's reminder is queued, as the dispatcher
+// does after a send, so that a server taking the notifier over sends
+// nothing again. For this server's own sends it changes nothing (the
+// dispatcher did it, or does it after: both are no-ops the second time).
+func markSent(ctx context.Context, tx *sql.Tx, ev *domain.NotificationsSent) error {
+	for _, id := range ev.AnomalyIDs {
+		var shop, severity string
+		var acknowledged bool
+		err := tx.QueryRowContext(ctx, `SELECT shop_id, severity, acknowledged FROM ntf_anomalies WHERE anomaly_id = ?`, id).
+			Scan(&shop, &severity, &acknowledged)
+		if err == sql.ErrNoRows {
+			continue // its shop was erased
+		}
+		if err != nil {
+			return fmt.Errorf("anomaly of a sent notification: %w", err)
+		}
+		if err := exec(ctx, tx, `UPDATE ntf_outbox SET state = ?, last_error = '' WHERE delivery_id = ? AND state = ?`,
+			stateDone, DeliveryID(id, ev.Channel, ev.Reminder), stateQueued); err != nil {
+			return err
+		}
+		if !acknowledged {
+			if err := remind(ctx, tx, shop, ev.Channel, id, severity, ev.Reminder, ev.SentAt); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// remind queues the next reminder of a P1 delivery (its reminder-th) sent
+// at sentAt, due domain.RenotifyAfter later, unless MaxRenotify were sent
+// or the anomaly was read or resolved meanwhile.
+func remind(ctx context.Context, tx *sql.Tx, shop, channel, anomalyID, severity string, reminder int, sentAt time.Time) error {
+	if severity != domain.SeverityP1 || reminder >= domain.MaxRenotify {
+		return nil
+	}
+	return exec(ctx, tx, `INSERT INTO ntf_outbox (delivery_id, shop_id, channel, anomaly_id, severity, reminder, due_at, state)
+		SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM ntf_anomalies WHERE anomaly_id = ? AND acknowledged = 0)
+		ON CONFLICT (delivery_id) DO NOTHING`,
+		DeliveryID(anomalyID, channel, reminder+1), shop, channel, anomalyID, severity, reminder+1,
+		sentAt.Add(domain.RenotifyAfter).UnixMicro(), stateQueued, anomalyID)
 }
 
 // acknowledge marks an anomaly read or resolved: nothing more of it is

@@ -2,6 +2,7 @@ package notify
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
@@ -34,6 +35,7 @@ type Config struct {
 type Service struct {
 	*sidestore.Side
 	Dispatcher *Dispatcher
+	log        eventlog.Log
 }
 
 // Open opens the notifier's store and builds its reactor and dispatcher;
@@ -46,7 +48,7 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 	}
 	dc := cfg.Dispatch
 	dc.DB, dc.Write, dc.Commands, dc.Logger = side.Store.DB(), side.Store.Maintain, cfg.Commands, cfg.Logger
-	s := &Service{Side: side, Dispatcher: NewDispatcher(dc)}
+	s := &Service{Side: side, Dispatcher: NewDispatcher(dc), log: cfg.Log}
 	p := outboxProjector(cfg.Codec, s.Dispatcher.cfg.Now, s.Dispatcher.Wake, dc.OperatorEmail != "")
 	if err := side.Register(ctx, p); err != nil {
 		return nil, err
@@ -54,11 +56,29 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 	return s, nil
 }
 
-// Run runs the reactor and the dispatcher until ctx ends.
+// Run runs the reactor and, once it caught up with the log as it was at
+// the start (so that every send recorded before, by this server or by the
+// one that ran the notifier before it, is marked), the dispatcher, until
+// ctx ends. It may be called again once it returned.
 func (s *Service) Run(ctx context.Context) error {
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return s.Runtime.Run(ctx) })
-	g.Go(func() error { return s.Dispatcher.Run(ctx) })
+	g.Go(func() error {
+		head, err := s.log.HeadPosition(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("notify: log head: %w", err)
+		}
+		if err := s.Runtime.WaitFor(ctx, head, OutboxName); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("notify: catch up: %w", err)
+		}
+		return s.Dispatcher.Run(ctx)
+	})
 	return g.Wait()
 }
 

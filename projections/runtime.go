@@ -166,7 +166,8 @@ type Runtime struct {
 	mu         sync.Mutex
 	projectors map[string]*projector
 	order      []string // registration order
-	started    bool
+	started    bool     // Run was called: no more Register
+	active     bool     // a Run is under way
 	closed     bool
 	stopRouter context.CancelFunc // stops the running router
 	closeErr   error              // the router's close failed (timeout)
@@ -174,7 +175,7 @@ type Runtime struct {
 	done       chan struct{}      // closed by Close
 	running    chan struct{}      // closed once every projector follows the log
 	runOnce    sync.Once          // closes running
-	runDone    chan struct{}      // closed when Run returns
+	runDone    chan struct{}      // closed when the latest Run returns
 	reload     *reloadRequest
 	reloadWake chan struct{} // closed by Reload, replaced when Run takes it
 }
@@ -251,25 +252,35 @@ func (r *Runtime) Running() <-chan struct{} { return r.running }
 
 // Run migrates every projector's tables, then projects until ctx ends or
 // Close is called, and returns nil then. It returns an error when a
-// migration fails or a subscription cannot start; it may be called once.
-// When Run returns, every goroutine it started has exited.
+// migration fails or a subscription cannot start. Once it returned (and
+// until Close) it may be called again, and resumes from the checkpoints in
+// the store: a job that stops and starts again, such as one that runs
+// only while its server holds a lease. When Run returns, every goroutine
+// it started has exited.
 func (r *Runtime) Run(ctx context.Context) error {
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
 		return ErrClosed
 	}
-	if r.started {
+	if r.active {
 		r.mu.Unlock()
-		return errors.New("projection runtime: Run called twice")
+		return errors.New("projection runtime: Run called while a Run is under way")
 	}
-	r.started = true
+	r.started, r.active = true, true
+	runDone := make(chan struct{})
+	r.runDone = runDone
 	projs := make([]*projector, 0, len(r.order))
 	for _, name := range r.order {
 		projs = append(projs, r.projectors[name])
 	}
 	r.mu.Unlock()
-	defer close(r.runDone)
+	defer func() {
+		r.mu.Lock()
+		r.active = false
+		close(runDone)
+		r.mu.Unlock()
+	}()
 
 	if err := r.load(ctx, projs); err != nil {
 		if ctx.Err() != nil {
@@ -467,8 +478,9 @@ func (r *Runtime) follow(ctx context.Context, projs []*projector) error {
 // checkpoint from the store again and resumes each projector from it. It
 // returns fn's error, and projecting goes on from where it was: fn must
 // leave the store as it found it when it fails. When the store cannot be
-// read after a successful fn, Run stops with that error. Before Run has
-// started, fn runs at once. Queries keep being
+// read after a successful fn, Run stops with that error. While no Run is
+// under way, fn runs at once (the next Run reads every checkpoint). Queries
+// keep being
 // answered during a reload: only projecting pauses.
 func (r *Runtime) Reload(ctx context.Context, fn func(context.Context) error) error {
 	req := &reloadRequest{fn: fn, done: make(chan error, 1)}
@@ -477,7 +489,7 @@ func (r *Runtime) Reload(ctx context.Context, fn func(context.Context) error) er
 		r.mu.Unlock()
 		return ErrClosed
 	}
-	if !r.started {
+	if !r.active {
 		r.mu.Unlock()
 		return fn(ctx)
 	}
@@ -486,7 +498,7 @@ func (r *Runtime) Reload(ctx context.Context, fn func(context.Context) error) er
 		return errors.New("projection runtime: a reload is already under way")
 	}
 	r.reload = req
-	stop, wake := r.stopRouter, r.reloadWake
+	stop, wake, runDone := r.stopRouter, r.reloadWake, r.runDone
 	r.mu.Unlock()
 	close(wake)
 	if stop != nil {
@@ -497,8 +509,24 @@ func (r *Runtime) Reload(ctx context.Context, fn func(context.Context) error) er
 	select {
 	case err := <-req.done:
 		return err
-	case <-r.runDone:
-		return ErrClosed
+	case <-runDone:
+		// Run returned without serving the request: it is withdrawn, so
+		// that the next Run does not serve it.
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if r.reload == req {
+			r.reload = nil
+			r.reloadWake = make(chan struct{})
+		}
+		select {
+		case err := <-req.done:
+			return err
+		default:
+		}
+		if r.closed {
+			return ErrClosed
+		}
+		return errors.New("reload: the projection runtime stopped")
 	case <-ctx.Done():
 		return fmt.Errorf("reload: %w", ctx.Err())
 	}
@@ -515,14 +543,14 @@ func (r *Runtime) Close() error {
 	}
 	r.closed = true
 	close(r.done)
-	stop, started := r.stopRouter, r.started
+	stop, active, runDone := r.stopRouter, r.active, r.runDone
 	r.mu.Unlock()
 
 	if stop != nil {
 		stop()
 	}
-	if started {
-		<-r.runDone
+	if active {
+		<-runDone
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -513,6 +513,65 @@ func TestRunEndsWithContext(t *testing.T) {
 	}
 }
 
+// TestRunAgainResumesFromTheCheckpoints: a Run that returned (its ctx
+// ended: a job whose lease was lost) may be followed by another, which
+// goes on from where the first stopped; a second Run while one is under
+// way is refused, and a Reload between the two runs at once.
+func TestRunAgainResumesFromTheCheckpoints(t *testing.T) {
+	e := newEnv(t)
+	var calls atomic.Int64
+	h := newRuntime(t, e, e.store, itemsProjector("items", &calls))
+	runUntil := func(ctx context.Context) <-chan error {
+		done := make(chan error, 1)
+		go func() { done <- h.rt.Run(ctx) }()
+		return done
+	}
+	returned := func(done <-chan error) {
+		t.Helper()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("Run = %v, want nil", err)
+			}
+		case <-time.After(waitLimit):
+			t.Fatal("Run did not return after its ctx ended")
+		}
+	}
+
+	ctx, cancel := context.WithCancel(t.Context())
+	done := runUntil(ctx)
+	h.waitFor(t, e.add(t, "item-1", "A", "B"))
+	if err := h.rt.Run(t.Context()); err == nil || !strings.Contains(err.Error(), "under way") {
+		t.Fatalf("a second Run while one is under way = %v, want refused", err)
+	}
+	cancel()
+	returned(done)
+
+	last := e.add(t, "item-2", "C") // while stopped
+	reloaded := false
+	if err := h.rt.Reload(t.Context(), func(context.Context) error { reloaded = true; return nil }); err != nil || !reloaded {
+		t.Fatalf("Reload while stopped = %v (ran %v), want fn run at once", err, reloaded)
+	}
+	calls.Store(0)
+	ctx, cancel = context.WithCancel(t.Context())
+	done = runUntil(ctx)
+	h.waitFor(t, last)
+	if n := calls.Load(); n != 1 {
+		t.Fatalf("handler ran %d times in the second Run, want 1 (only the new event)", n)
+	}
+	if got := rows(t, e.store, "items"); strings.Join(got, ",") != "A,B,C" {
+		t.Fatalf("rows = %v", got)
+	}
+	cancel()
+	returned(done)
+	if err := h.rt.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.rt.Run(t.Context()); !errors.Is(err, projections.ErrClosed) {
+		t.Fatalf("Run after Close = %v, want ErrClosed", err)
+	}
+}
+
 func TestGoroutinesExitOnClose(t *testing.T) {
 	e := newEnv(t)
 	baseline := runtime.NumGoroutine()

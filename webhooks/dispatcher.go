@@ -195,8 +195,11 @@ func (d *Dispatcher) recorded() <-chan struct{} {
 // (their outcomes are not recorded: they are made again at the next
 // start). Outcomes free their endpoint's slot as soon as they come back;
 // a writer goroutine records them in batches meanwhile, so attempts never
-// wait for the store.
+// wait for the store. Run may be called again once it returned (its
+// server lost the lease of the delivery job, then had it again): it starts
+// afresh, as at the next start.
 func (d *Dispatcher) Run(ctx context.Context) error {
+	d.restart()
 	defer d.wg.Wait()
 	purge := time.NewTicker(time.Hour)
 	defer purge.Stop()
@@ -279,6 +282,23 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 			case <-timer.C:
 			default:
 			}
+		}
+	}
+}
+
+// restart forgets the queue state of a previous Run, whose attempts have
+// all returned (Run waited for them): those not recorded are pending in
+// the store, due again, and their outcomes left on d.results are dropped
+// with them. The subscriptions are read again.
+func (d *Dispatcher) restart() {
+	clear(d.endpoints)
+	clear(d.inflight)
+	d.subs, d.subsAt, d.subsRead = nil, time.Time{}, 0
+	for {
+		select {
+		case <-d.results:
+		default:
+			return
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	goredis "github.com/redis/go-redis/v9"
+	"github.com/rs/zerolog"
 
 	"github.com/cgp-platform/cgp/app"
 	"github.com/cgp-platform/cgp/eventlog"
@@ -14,6 +15,8 @@ import (
 	"github.com/cgp-platform/cgp/idempotency"
 	idemredis "github.com/cgp-platform/cgp/idempotency/redis"
 	idemsqlite "github.com/cgp-platform/cgp/idempotency/sqlite"
+	"github.com/cgp-platform/cgp/lease"
+	leasepostgres "github.com/cgp-platform/cgp/lease/postgres"
 	"github.com/cgp-platform/cgp/limits"
 	"github.com/cgp-platform/cgp/limits/memory"
 	limitsredis "github.com/cgp-platform/cgp/limits/redis"
@@ -47,6 +50,19 @@ var adapters = app.Adapters{
 	Limits:           openLimits,
 	Warehouse:        openWarehouse,
 	WarehouseQueries: warehouseQueries,
+	Lease:            openLease,
+}
+
+// openLease opens the leases of the jobs that run on one server at a
+// time: PostgreSQL's when configured (several servers share it), else in
+// process.
+func openLease(cfg app.Config, logger zerolog.Logger) (lease.Lease, error) {
+	if cfg.LeasePostgresURL == "" {
+		return lease.NewLocal(), nil
+	}
+	h := cfg.Test.Lease
+	return leasepostgres.New(leasepostgres.Config{DSN: cfg.LeasePostgresURL, Namespace: cfg.LeaseNamespace, Poll: h.Poll, Check: h.Check,
+		Settle: h.Settle, Logger: logger})
 }
 
 // openIdempotency opens the Idempotency-Key store: Redis when configured

@@ -37,6 +37,8 @@ func bindCommon(c *Config, fs *pflag.FlagSet) {
 // bindServe registers the flags of cgp serve.
 func bindServe(c *Config, fs *pflag.FlagSet) {
 	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8080", "listen address (env CGP_ADDR)")
+	fs.StringVar(&c.LeaseNamespace, "lease-namespace", "cgp", "namespace of the leases' lock keys (--lease-postgres-url): the same for every server sharing the log, another for each deployment sharing the database (env CGP_LEASE_NAMESPACE)")
+	fs.StringVar(&c.LeasePostgresURL, "lease-postgres-url", "", "PostgreSQL DSN of the leases that let one server at a time run each job performing side effects (sending, webhook delivery, notifications, exports, …), another taking over when it dies; the same for every server sharing the log; default: in process, for a single server (env CGP_LEASE_POSTGRES_URL)")
 	fs.StringSliceVar(&c.TrustedProxies, "trusted-proxies", nil, "CIDRs of reverse proxies whose X-Forwarded-For is trusted (env CGP_TRUSTED_PROXIES)")
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", 10*time.Second, "time to drain in-flight requests on shutdown (env CGP_SHUTDOWN_GRACE)")
 	fs.Int64Var(&c.MaxWebhookBody, "max-webhook-body", 1<<20, "largest inbound webhook body in bytes (env CGP_MAX_WEBHOOK_BODY)")
