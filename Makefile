@@ -46,7 +46,7 @@ run-scale: build models
 	docker compose up -d --wait
 	CGP_EVENT_LOG=$(SCALE_LOG) CGP_ESDB_URL='esdb://127.0.0.1:2113?tls=false' \
 	CGP_POSTGRES_LOG_URL='$(SCALE_PG)&search_path=cgp_eventlog' \
-	CGP_VAULT=postgres CGP_POSTGRES_URL='$(SCALE_PG)' \
+	CGP_VAULT=postgres CGP_POSTGRES_URL='$(SCALE_PG)' CGP_LEASE_POSTGRES_URL='$(SCALE_PG)' \
 	CGP_REDIS_URL='redis://127.0.0.1:6380/0' \
 	CGP_WAREHOUSE=clickhouse CGP_WAREHOUSE_URL='clickhouse://cgp:cgp@127.0.0.1:9000/cgp' \
 	$(BIN) serve --data-dir $(DATA_DIR) --addr $(ADDR) \

@@ -19,6 +19,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/cgp-platform/cgp/app"
 	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/eventlog"
 	logpostgres "github.com/cgp-platform/cgp/eventlog/postgres"
@@ -54,7 +55,7 @@ func withParam(url, kv string) string {
 // and a key vault in PostgreSQL schemas of their own (dropped at the
 // end), Redis, and one master key.
 type sharedStores struct {
-	logURL, vaultURL, redisURL, masterKey string
+	logURL, vaultURL, redisURL, masterKey, leaseNamespace string
 }
 
 func newSharedStores(t *testing.T) sharedStores {
@@ -85,7 +86,8 @@ func newSharedStores(t *testing.T) sharedStores {
 		}
 	})
 	return sharedStores{logURL: withParam(testPostgresURL(), "search_path="+logSchema),
-		vaultURL: withParam(testPostgresURL(), "search_path="+vaultSchema), redisURL: testRedisURL(), masterKey: hex.EncodeToString(key)}
+		vaultURL: withParam(testPostgresURL(), "search_path="+vaultSchema), redisURL: testRedisURL(), masterKey: hex.EncodeToString(key),
+		leaseNamespace: "cgp-test-" + suffix}
 }
 
 // configure sets c to the shared stores, behind the test's trusted proxy.
@@ -93,6 +95,8 @@ func (st sharedStores) configure(c *Config) {
 	c.EventLog, c.PostgresLogURL = "postgres", st.logURL
 	c.Vault, c.PostgresURL = "postgres", st.vaultURL
 	c.RedisURL, c.MasterKey = st.redisURL, st.masterKey
+	c.LeasePostgresURL, c.LeaseNamespace = testPostgresURL(), st.leaseNamespace
+	c.Test.Lease = app.LeaseHooks{Poll: 20 * time.Millisecond, Check: 50 * time.Millisecond, Settle: 200 * time.Millisecond}
 	c.TrustedProxies = []string{"127.0.0.1/32"}
 }
 
@@ -121,7 +125,8 @@ func randomIP(t *testing.T) string {
 }
 
 // TestTwoServersOverPostgres: two servers over one PostgreSQL event log
-// and vault and one Redis behave as one service: a webhook delivered to
+// and vault and one Redis behave as one service: each job with side
+// effects runs on one of them (a PostgreSQL lease); a webhook delivered to
 // both is applied once; a token rotated on one works on the other and its
 // old secret stops there too; the brute-force guard and the rate limit
 // count across both; X-Wait-For-Position on either reads the other's
@@ -133,6 +138,13 @@ func TestTwoServersOverPostgres(t *testing.T) {
 	tn := newTenant(t, dir1, "scale-"+strings.ToLower(randomSuffix(t))+".example.com", "agency", "*")
 	waitForToken(t, s1, tn)
 	waitForToken(t, s2, tn)
+
+	// Each job with side effects runs on exactly one of them.
+	for _, job := range []string{"message_sending", "webhook_delivery", "notifications"} {
+		eventually(t, time.Minute, job+" on exactly one server", func() bool {
+			return leaseHeld(t, s1.base, job) != leaseHeld(t, s2.base, job)
+		})
+	}
 
 	// A webhook the platform retries on the other node: applied once.
 	body := customerPayload(7, "two@scale.example.com", 1, "10.00", "2026-10-01T10:00:00Z")
@@ -236,7 +248,8 @@ func randomSuffix(t *testing.T) string {
 // env is the shared stores as the binary's environment.
 func (st sharedStores) env() []string {
 	return []string{"CGP_EVENT_LOG=postgres", "CGP_POSTGRES_LOG_URL=" + st.logURL, "CGP_VAULT=postgres", "CGP_POSTGRES_URL=" + st.vaultURL,
-		"CGP_REDIS_URL=" + st.redisURL, "CGP_MASTER_KEY=" + st.masterKey}
+		"CGP_REDIS_URL=" + st.redisURL, "CGP_MASTER_KEY=" + st.masterKey,
+		"CGP_LEASE_POSTGRES_URL=" + testPostgresURL(), "CGP_LEASE_NAMESPACE=" + st.leaseNamespace}
 }
 
 // register has the CLI helpers open the shared stores for dir.
@@ -259,6 +272,24 @@ func TestTwoServersSIGKILLOneLosesNothing(t *testing.T) {
 	tn := newTenant(t, d1, "kill-"+randomSuffix(t)+".example.com", "agency", "*")
 	survivor := &testServer{t: t, base: p2.base}
 	waitForToken(t, survivor, tn)
+
+	// Each job with side effects runs on exactly one of them.
+	var holder, other *process
+	eventually(t, time.Minute, "one server holding the webhook_delivery lease", func() bool {
+		h1, h2 := leaseHeld(t, p1.base, "webhook_delivery"), leaseHeld(t, p2.base, "webhook_delivery")
+		switch {
+		case h1 && !h2:
+			holder, other = p1, p2
+		case h2 && !h1:
+			holder, other = p2, p1
+		}
+		return holder != nil
+	})
+	if holder != p1 {
+		p1, p2 = p2, p1 // kill the holder
+		survivor = &testServer{t: t, base: p2.base}
+	}
+	_ = other
 
 	const workers, perWorker, killAfter = 16, 60, 300
 	order := fixture(t, "orders/create")
@@ -329,10 +360,24 @@ func TestTwoServersSIGKILLOneLosesNothing(t *testing.T) {
 	if nAcked.Load() != workers*perWorker || missing != 0 || doubled != 0 {
 		t.Fatalf("acknowledged %d of %d; %d missing from the log, %d recorded twice", nAcked.Load(), workers*perWorker, missing, doubled)
 	}
+	// The survivor took the jobs over.
+	eventually(t, time.Minute, "the survivor holding the webhook_delivery lease", func() bool {
+		return leaseHeld(t, p2.base, "webhook_delivery")
+	})
 	// The survivor has folded every event into its read models.
 	head := fmt.Sprint(events[len(events)-1].Position)
 	r := survivor.get(t, "/api/v1/customers?limit=1", tn.token, "X-Wait-For-Position", head)
 	if r.status != 200 {
 		t.Fatalf("the survivor at the head: %d %s", r.status, r.body)
 	}
+}
+
+// leaseHeld reads the server's cgp_lease_held gauge of job.
+func leaseHeld(t *testing.T, base, job string) bool {
+	t.Helper()
+	r := do(t, http.MethodGet, base+"/metrics", nil, nil)
+	if r.status != 200 {
+		t.Fatalf("metrics: %d", r.status)
+	}
+	return strings.Contains(string(r.body), `cgp_lease_held{job="`+job+`"} 1`)
 }
