@@ -73,7 +73,7 @@ type Guard interface {
 // Config configures the admin interface.
 type Config struct {
 	Tenancy  *tenancy.Queries
-	Sessions *Sessions
+	Sessions SessionStore
 	Guard    Guard
 	// Secure marks the session cookie Secure: set when the public URL is
 	// https (a browser does not send a Secure cookie over plain http).

@@ -24,6 +24,46 @@ const (
 	AbsoluteTimeout = 7 * 24 * time.Hour
 )
 
+// SessionStore keeps the admin interface's server-side sessions: Sessions
+// (a SQLite file of the server) or, for several servers, a shared store
+// (adminui/redissessions). Each keeps only the SHA-256 of a session id
+// (SessionHash) and applies IdleTimeout and AbsoluteTimeout.
+type SessionStore interface {
+	// Create starts a session of user and returns its id (NewSessionID).
+	Create(ctx context.Context, userID string) (string, error)
+	// Lookup returns the user of a live session and records its use; an
+	// unknown or expired id returns "".
+	Lookup(ctx context.Context, raw string) (string, error)
+	// Delete ends a session.
+	Delete(ctx context.Context, raw string) error
+	Close() error
+}
+
+// NewSessionID returns a new session id: 32 random bytes, base64url.
+func NewSessionID() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+// SessionHash is what a store keeps of a session id: its SHA-256, hex.
+func SessionHash(raw string) string {
+	sum := sha256.Sum256([]byte(raw))
+	return hex.EncodeToString(sum[:])
+}
+
+// ValidSessionID reports whether raw may be a session id at all (a
+// longer cookie is not looked up).
+func ValidSessionID(raw string) bool { return raw != "" && len(raw) <= 100 }
+
+// Expired reports whether a session created and last seen at these times
+// has ended at now.
+func Expired(created, lastSeen, now time.Time) bool {
+	return now.Sub(lastSeen) > IdleTimeout || now.Sub(created) > AbsoluteTimeout
+}
+
 // Sessions is the admin interface's server-side session store: a SQLite
 // file of its own (DATA_DIR/sessions.db, 0600). A session id is 32 random
 // bytes; only its SHA-256 is stored, so the file alone signs nobody in.
@@ -62,26 +102,20 @@ func OpenSessions(path string, now func() time.Time) (*Sessions, error) {
 // Close closes the store.
 func (s *Sessions) Close() error { return s.db.Close() }
 
-func hashID(raw string) string {
-	sum := sha256.Sum256([]byte(raw))
-	return hex.EncodeToString(sum[:])
-}
-
 // Create starts a session of user and returns its id (shown to the browser
 // once, in the cookie). Expired sessions are swept on the way.
 func (s *Sessions) Create(ctx context.Context, userID string) (string, error) {
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
+	raw, err := NewSessionID()
+	if err != nil {
 		return "", err
 	}
-	raw := base64.RawURLEncoding.EncodeToString(b)
 	now := s.now()
 	if _, err := s.db.ExecContext(ctx, `DELETE FROM sessions WHERE last_seen_at < ? OR created_at < ?`,
 		now.Add(-IdleTimeout).UnixMicro(), now.Add(-AbsoluteTimeout).UnixMicro()); err != nil {
 		return "", fmt.Errorf("sweep sessions: %w", err)
 	}
 	if _, err := s.db.ExecContext(ctx, `INSERT INTO sessions (id_hash, user_id, created_at, last_seen_at) VALUES (?, ?, ?, ?)`,
-		hashID(raw), userID, now.UnixMicro(), now.UnixMicro()); err != nil {
+		SessionHash(raw), userID, now.UnixMicro(), now.UnixMicro()); err != nil {
 		return "", fmt.Errorf("create session: %w", err)
 	}
 	return raw, nil
@@ -90,10 +124,10 @@ func (s *Sessions) Create(ctx context.Context, userID string) (string, error) {
 // Lookup returns the user of a live session and records its use; an
 // unknown or expired id returns "" (an expired one is deleted).
 func (s *Sessions) Lookup(ctx context.Context, raw string) (string, error) {
-	if raw == "" || len(raw) > 100 {
+	if !ValidSessionID(raw) {
 		return "", nil
 	}
-	h := hashID(raw)
+	h := SessionHash(raw)
 	var user string
 	var created, seen int64
 	err := s.db.QueryRowContext(ctx, `SELECT user_id, created_at, last_seen_at FROM sessions WHERE id_hash = ?`, h).Scan(&user, &created, &seen)
@@ -104,7 +138,7 @@ func (s *Sessions) Lookup(ctx context.Context, raw string) (string, error) {
 		return "", fmt.Errorf("find session: %w", err)
 	}
 	now := s.now()
-	if now.Sub(time.UnixMicro(seen)) > IdleTimeout || now.Sub(time.UnixMicro(created)) > AbsoluteTimeout {
+	if Expired(time.UnixMicro(created), time.UnixMicro(seen), now) {
 		return "", s.delete(ctx, h)
 	}
 	if _, err := s.db.ExecContext(ctx, `UPDATE sessions SET last_seen_at = ? WHERE id_hash = ?`, now.UnixMicro(), h); err != nil {
@@ -118,7 +152,7 @@ func (s *Sessions) Delete(ctx context.Context, raw string) error {
 	if raw == "" {
 		return nil
 	}
-	return s.delete(ctx, hashID(raw))
+	return s.delete(ctx, SessionHash(raw))
 }
 
 func (s *Sessions) delete(ctx context.Context, h string) error {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/cgp-platform/cgp/adminui"
 	"github.com/cgp-platform/cgp/commands"
 	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/envelope"
@@ -50,6 +51,10 @@ type Adapters struct {
 	// at a time run (Config.LeasePostgresURL). Nil: lease.Local, the
 	// single server's.
 	Lease func(cfg Config, logger zerolog.Logger) (lease.Lease, error)
+	// Sessions opens the admin interface's session store shared by
+	// several servers (Config.RedisURL); nil, or a nil store: the data
+	// directory's sessions.db.
+	Sessions func(cfg Config) (adminui.SessionStore, error)
 }
 
 // lease opens the configured leases, lease.Local without an adapter.

@@ -102,7 +102,7 @@ type App struct {
 	// sessions, the Admin API).
 	Platform *Platform
 	// Sessions are the admin interface's sign-in sessions (sessions.db).
-	Sessions *adminui.Sessions
+	Sessions adminui.SessionStore
 	// limiter is the server's rate limiter (in-process or Redis): the
 	// tokens' limits and the review submissions' spam limits.
 	limiter limits.Limiter
@@ -253,7 +253,15 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 	if err != nil {
 		return nil, errors.Join(err, a.closeWarehouse(), a.closeSides(), a.LastUse.Close(), store.Close())
 	}
-	if a.Sessions, err = adminui.OpenSessions(filepath.Join(cfg.DataDir, "sessions.db"), cfg.Test.SessionNow); err != nil {
+	if core.Adapters.Sessions != nil {
+		if a.Sessions, err = core.Adapters.Sessions(cfg); err != nil {
+			return nil, errors.Join(fmt.Errorf("admin sessions: %w", err), a.closeWarehouse(), a.closeSides(), a.LastUse.Close(), store.Close())
+		}
+	}
+	if a.Sessions == nil {
+		a.Sessions, err = adminui.OpenSessions(filepath.Join(cfg.DataDir, "sessions.db"), cfg.Test.SessionNow)
+	}
+	if err != nil {
 		return nil, errors.Join(err, a.closeWarehouse(), a.closeSides(), a.LastUse.Close(), store.Close())
 	}
 	idem := idempotency.Middleware(a.Idempotency, func(r *http.Request) (string, bool) {

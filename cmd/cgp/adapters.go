@@ -7,6 +7,8 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 
+	"github.com/cgp-platform/cgp/adminui"
+	"github.com/cgp-platform/cgp/adminui/redissessions"
 	"github.com/cgp-platform/cgp/app"
 	"github.com/cgp-platform/cgp/eventlog"
 	"github.com/cgp-platform/cgp/eventlog/esdb"
@@ -51,6 +53,21 @@ var adapters = app.Adapters{
 	Warehouse:        openWarehouse,
 	WarehouseQueries: warehouseQueries,
 	Lease:            openLease,
+	Sessions:         openSessions,
+}
+
+// openSessions opens the admin interface's sessions in Redis when
+// configured (several servers share them); nil otherwise (the data
+// directory's sessions.db).
+func openSessions(cfg app.Config) (adminui.SessionStore, error) {
+	if cfg.RedisURL == "" {
+		return nil, nil
+	}
+	opts, err := goredis.ParseURL(cfg.RedisURL)
+	if err != nil {
+		return nil, fmt.Errorf("redis url: %w", err)
+	}
+	return redissessions.New(redissessions.Config{Client: goredis.NewClient(opts), Now: cfg.Test.SessionNow, CloseClient: true})
 }
 
 // openLease opens the leases of the jobs that run on one server at a

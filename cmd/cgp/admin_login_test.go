@@ -25,7 +25,11 @@ import (
 func cliStdin(t *testing.T, dir, stdin string, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := RunStdin(context.Background(), append(args, "--data-dir", dir), strings.NewReader(stdin), &out, &errb)
+	args = append(args, "--data-dir", dir)
+	if f, ok := dirFlags.Load(dir); ok {
+		args = append(args, f.([]string)...)
+	}
+	code := RunStdin(context.Background(), args, strings.NewReader(stdin), &out, &errb)
 	return code, out.String(), errb.String()
 }
 

@@ -126,8 +126,9 @@ func randomIP(t *testing.T) string {
 
 // TestTwoServersOverPostgres: two servers over one PostgreSQL event log
 // and vault and one Redis behave as one service: each job with side
-// effects runs on one of them (a PostgreSQL lease); a webhook delivered to
-// both is applied once; a token rotated on one works on the other and its
+// effects runs on one of them (a PostgreSQL lease); an admin-interface
+// session started on one works on the other; a webhook delivered to both
+// is applied once; a token rotated on one works on the other and its
 // old secret stops there too; the brute-force guard and the rate limit
 // count across both; X-Wait-For-Position on either reads the other's
 // write.
@@ -144,6 +145,14 @@ func TestTwoServersOverPostgres(t *testing.T) {
 		eventually(t, time.Minute, job+" on exactly one server", func() bool {
 			return leaseHeld(t, s1.base, job) != leaseHeld(t, s2.base, job)
 		})
+	}
+
+	// A merchant signed in to the admin interface on one server is signed
+	// in on the other (the sessions are in Redis).
+	admin := signInAs(t, s1, dir1, tn.accountID, "owner@"+tn.domain, "owner", "127.0.0.1")
+	if r := adminDo(t, http.MethodGet, s2.base+"/admin", "127.0.0.1", admin.session, nil, nil); r.status != 200 ||
+		!strings.Contains(string(r.body), tn.domain) {
+		t.Fatalf("the session on s2: %d", r.status)
 	}
 
 	// A webhook the platform retries on the other node: applied once.
