@@ -60,11 +60,11 @@ func (l *Log) listen(ctx context.Context) (listening bool, err error) {
 	}
 	// Whatever was committed before LISTEN took effect sent no
 	// notification this connection will see.
-	l.changed.notify()
+	l.changed.Notify()
 	for {
 		if _, err := conn.WaitForNotification(ctx); err != nil {
 			return true, err
 		}
-		l.changed.notify()
+		l.changed.Notify()
 	}
 }

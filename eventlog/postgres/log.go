@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/cgp-platform/cgp/eventlog"
+	"github.com/cgp-platform/cgp/eventlog/internal/follow"
 )
 
 // batchTimeout bounds one group-commit transaction: a server that stops
@@ -55,7 +56,7 @@ type Log struct {
 	// changed wakes the subscriptions: after every commit of this
 	// process's writer, and on every notification of the schema's
 	// channel (commits of any process).
-	changed   broadcast
+	changed   *follow.Broadcast
 	closeOnce sync.Once
 	closeErr  error
 	stats     counters
@@ -118,7 +119,7 @@ func Open(ctx context.Context, cfg Config) (*Log, error) {
 		done:         make(chan struct{}),
 		writerDone:   make(chan struct{}),
 		listenerDone: make(chan struct{}),
-		changed:      broadcast{ch: make(chan struct{})},
+		changed:      follow.NewBroadcast(),
 	}
 	l.listenConfig.RuntimeParams["application_name"] = "cgp-eventlog-listener"
 	// The writer has a pool of its own, one connection, so that its
@@ -428,20 +429,3 @@ func isUniqueViolation(err error) bool {
 
 // broadcast wakes every waiter at once: wait returns a channel that the
 // next notify closes.
-type broadcast struct {
-	mu sync.Mutex
-	ch chan struct{}
-}
-
-func (b *broadcast) wait() <-chan struct{} {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.ch
-}
-
-func (b *broadcast) notify() {
-	b.mu.Lock()
-	close(b.ch)
-	b.ch = make(chan struct{})
-	b.mu.Unlock()
-}

@@ -324,7 +324,7 @@ func (l *Log) answerAll(reqs []*request, answers []response) {
 		r.answer(answers[i])
 	}
 	if events > 0 {
-		l.changed.notify()
+		l.changed.Notify()
 	}
 }
 

@@ -77,7 +77,7 @@ func (l *Log) syncJobs(jobs []syncJob) {
 		l.stats.syncs.Add(1)
 		// Before the answers: an appender that reads right after its
 		// Append returned must find its events.
-		l.changed.notify()
+		l.changed.Notify()
 	}
 	// Let the writer commit its next batch while the answers go out.
 	l.inSync.Add(-int64(len(jobs)))

@@ -189,19 +189,11 @@ func TestCommittedBatchInvisibleUntilFsynced(t *testing.T) {
 	if evs, err := l.ReadStream(ctx, "visible-1", 0, 10); err != nil || len(evs) != 0 {
 		t.Errorf("ReadStream before the fsync = %v, %v; want no events", ids(evs), err)
 	}
-	// A subscription's reader started now: its first page stops before
-	// the batch (it would hold e1 right after e0 otherwise).
-	readCtx, stopReader := context.WithCancel(ctx)
-	pages := make(chan page, 1)
-	go readPages(readCtx, l, 0, l.readAll, pages)
-	defer func() {
-		stopReader()
-		for range pages { // wait for the reader to exit
-		}
-	}()
-	first := receivePage(t, pages)
-	if len(first.events) != 1 || first.events[0].ID != e0.ID {
-		t.Errorf("a subscription's first page before the fsync = %v, want only %s", ids(first.events), e0.ID)
+	// A subscription's page read now (Subscribe reads with readAll) stops
+	// before the batch (it would hold e1 right after e0 otherwise).
+	first, err := l.readAll(ctx, 0, 512)
+	if err != nil || len(first) != 1 || first[0].ID != e0.ID {
+		t.Errorf("a subscription's first page before the fsync = %v, %v; want only %s", ids(first), err, e0.ID)
 	}
 
 	// Let the fsync go: everything shows up, and only now.
@@ -219,8 +211,8 @@ func TestCommittedBatchInvisibleUntilFsynced(t *testing.T) {
 	if e.ID != e1.ID || e.Position != r.res.Position {
 		t.Errorf("subscription delivered %s at %d, want %s at %d", e.ID, e.Position, e1.ID, r.res.Position)
 	}
-	if next := receivePage(t, pages); len(next.events) != 1 || next.events[0].ID != e1.ID {
-		t.Errorf("the reader's next page = %v, want %s", ids(next.events), e1.ID)
+	if next, err := l.readAll(ctx, e0Position(first), 512); err != nil || len(next) != 1 || next[0].ID != e1.ID {
+		t.Errorf("the reader's next page = %v, %v; want %s", ids(next), err, e1.ID)
 	}
 	if h, err := l.HeadPosition(ctx); err != nil || h != r.res.Position {
 		t.Errorf("HeadPosition after the fsync = %d, %v; want %d", h, err, r.res.Position)
@@ -244,22 +236,6 @@ func receiveOne(t *testing.T, sub eventlog.Subscription) eventlog.Event {
 	panic("unreachable")
 }
 
-func receivePage(t *testing.T, pages <-chan page) page {
-	t.Helper()
-	select {
-	case p, ok := <-pages:
-		if !ok {
-			t.Fatal("reader ended")
-		}
-		if p.err != nil {
-			t.Fatalf("reader: %v", p.err)
-		}
-		return p
-	case <-time.After(waitLimit):
-		t.Fatalf("no page within %s", waitLimit)
-	}
-	panic("unreachable")
-}
 
 func TestFailedFsyncFailsTheLogClosed(t *testing.T) {
 	g := newSyncGate()
@@ -387,4 +363,12 @@ func TestCheckpointsKeepTheWALBounded(t *testing.T) {
 	if n != appenders*each {
 		t.Errorf("reopened log holds %d events, want %d", n, appenders*each)
 	}
+}
+
+// e0Position is the position of the first page's last event.
+func e0Position(page []eventlog.Event) eventlog.Position {
+	if len(page) == 0 {
+		return 0
+	}
+	return page[len(page)-1].Position
 }

@@ -15,6 +15,7 @@ import (
 	sqlite3 "github.com/mattn/go-sqlite3"
 
 	"github.com/cgp-platform/cgp/eventlog"
+	"github.com/cgp-platform/cgp/eventlog/internal/follow"
 	"github.com/cgp-platform/cgp/internal/sqlitedb"
 )
 
@@ -76,7 +77,7 @@ type Log struct {
 	subs       sync.WaitGroup
 	// changed wakes the subscriptions: after every fsync of this
 	// process's commits, and when the poller sees another process commit.
-	changed   broadcast
+	changed   *follow.Broadcast
 	closeOnce sync.Once
 	closeErr  error
 	stats     counters
@@ -133,7 +134,7 @@ func Open(cfg Config) (*Log, error) {
 		ckptWake:   make(chan struct{}, 1),
 		ckptDone:   make(chan struct{}),
 		pollerDone: make(chan struct{}),
-		changed:    broadcast{ch: make(chan struct{})},
+		changed:    follow.NewBroadcast(),
 		vis:        newVisibility(),
 	}
 	if err := l.open(); err != nil {
@@ -552,20 +553,3 @@ func isUniqueViolation(err error) bool {
 
 // broadcast wakes every waiter at once: wait returns a channel that the
 // next notify closes.
-type broadcast struct {
-	mu sync.Mutex
-	ch chan struct{}
-}
-
-func (b *broadcast) wait() <-chan struct{} {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.ch
-}
-
-func (b *broadcast) notify() {
-	b.mu.Lock()
-	close(b.ch)
-	b.ch = make(chan struct{})
-	b.mu.Unlock()
-}
