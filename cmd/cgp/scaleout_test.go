@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -128,7 +129,7 @@ func randomIP(t *testing.T) string {
 // and vault and one Redis behave as one service: each job with side
 // effects runs on one of them (a PostgreSQL lease); an admin-interface
 // session started on one works on the other; a webhook delivered to both
-// is applied once; a token rotated on one works on the other and its
+// is applied once; a token minted on one works on the other at once; a token rotated on one works on the other and its
 // old secret stops there too; the brute-force guard and the rate limit
 // count across both; X-Wait-For-Position on either reads the other's
 // write.
@@ -153,6 +154,16 @@ func TestTwoServersOverPostgres(t *testing.T) {
 	if r := adminDo(t, http.MethodGet, s2.base+"/admin", "127.0.0.1", admin.session, nil, nil); r.status != 200 ||
 		!strings.Contains(string(r.body), tn.domain) {
 		t.Fatalf("the session on s2: %d", r.status)
+	}
+	// A token minted on s1 (through its admin interface) works on s2 at
+	// its first request: an unknown token waits for the credentials read
+	// model to reach the log's head.
+	minted := secretOf(admin.post(t, "/admin/shops/"+tn.shopID+"/tokens", url.Values{"name": {"minted on s1"}, "scopes": {"customers:read"}}))
+	if minted == "" {
+		t.Fatal("no token minted on s1")
+	}
+	if r := s2.get(t, "/api/v1/customers", minted); r.status != 200 {
+		t.Fatalf("the token minted on s1, on s2: %d %s", r.status, r.body)
 	}
 
 	// A webhook the platform retries on the other node: applied once.
