@@ -128,11 +128,11 @@ func randomIP(t *testing.T) string {
 // TestTwoServersOverPostgres: two servers over one PostgreSQL event log
 // and vault and one Redis behave as one service: each job with side
 // effects runs on one of them (a PostgreSQL lease); an admin-interface
-// session started on one works on the other; a webhook delivered to both
-// is applied once; a token minted on one works on the other at once; a token rotated on one works on the other and its
-// old secret stops there too; the brute-force guard and the rate limit
-// count across both; X-Wait-For-Position on either reads the other's
-// write.
+// session started on one works on the other; a token minted on one works
+// on the other at once; a webhook delivered to both is applied once;
+// X-Wait-For-Position on either reads the other's write; the rate limit
+// and the brute-force guard count across both; a token rotated on one
+// works on the other and its old secret stops there too.
 func TestTwoServersOverPostgres(t *testing.T) {
 	st := newSharedStores(t)
 	s1, dir1 := st.server(t, nil)
