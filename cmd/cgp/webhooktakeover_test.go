@@ -1,0 +1,87 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Two servers over one PostgreSQL log: the deliveries' attempt log is the
+// same on both (each folds the attempts the holder records in the log), a
+// test delivery asked on the server that does not deliver is made by the
+// one that does and answered with its attempt, and when the holder stops
+// the other takes the deliveries over and delivers only the new events:
+// the receiver never gets an event twice.
+func TestOutboundWebhooksTakenOverByAnotherServer(t *testing.T) {
+	st := newSharedStores(t)
+	s1, dir1 := st.server(t, fastWebhooks)
+	s2, _ := st.server(t, fastWebhooks)
+	tn := newTenant(t, dir1, "wh-takeover-"+strings.ToLower(randomSuffix(t))+".example.com", "enterprise", "webhooks:read,webhooks:write")
+	rc := newReceiver(t, nil)
+	waitForToken(t, s1, tn)
+	waitForToken(t, s2, tn)
+	created := do(t, http.MethodPost, s2.base+"/api/v1/webhook-subscriptions",
+		[]byte(subscriptionBody(rc.srv.URL+"/hooks", []string{"customer.created"}, "")),
+		map[string]string{"Authorization": "Bearer " + tn.token, "Content-Type": "application/json"})
+	if created.status != http.StatusCreated {
+		t.Fatalf("subscribe: %d %s", created.status, created.body)
+	}
+	sub := data(created, t)["id"].(string)
+	var holder, other *testServer
+	eventually(t, time.Minute, "one server holding webhook_delivery", func() bool {
+		h1, h2 := leaseHeld(t, s1.base, "webhook_delivery"), leaseHeld(t, s2.base, "webhook_delivery")
+		switch {
+		case h1 && !h2:
+			holder, other = s1, s2
+		case h2 && !h1:
+			holder, other = s2, s1
+		}
+		return holder != nil
+	})
+
+	// Events posted to the server that does not deliver are delivered once
+	// each by the holder; both servers list the same deliveries.
+	postCustomers(t, other, tn, 1, 4)
+	// The receiver's count gates the reads, which the rate limit counts.
+	eventually(t, time.Minute, "four deliveries succeeded on both servers", func() bool {
+		return rc.distinct() >= 4 && len(deliveries(t, holder, nil, tn.token, sub, "&filter[state]=succeeded")) == 4 &&
+			len(deliveries(t, other, nil, tn.token, sub, "&filter[state]=succeeded")) == 4
+	})
+	onHolder, _ := json.Marshal(deliveries(t, holder, nil, tn.token, sub, ""))
+	onOther, _ := json.Marshal(deliveries(t, other, nil, tn.token, sub, ""))
+	if string(onHolder) != string(onOther) {
+		t.Fatalf("the deliveries differ:\non the holder %s\non the other  %s", onHolder, onOther)
+	}
+	if !strings.Contains(string(onOther), `"response_body":"{\"ok\":true}"`) {
+		t.Errorf("the other server's attempt log lacks the receiver's answer: %s", onOther)
+	}
+
+	// A test asked on the other server: the holder sends it, the other
+	// answers with the attempt made.
+	r := do(t, http.MethodPost, other.base+"/api/v1/webhook-subscriptions/"+sub+"/test", nil,
+		map[string]string{"Authorization": "Bearer " + tn.token})
+	if r.status != http.StatusOK || attrs(data(r, t))["state"] != "succeeded" {
+		t.Fatalf("test on the server that does not deliver: %d %s", r.status, r.body)
+	}
+
+	// The holder stops; the other takes the deliveries over and delivers
+	// the new events only.
+	holder.stop()
+	eventually(t, time.Minute, "the other server holding webhook_delivery", func() bool {
+		return leaseHeld(t, other.base, "webhook_delivery")
+	})
+	postCustomers(t, other, tn, 5, 3)
+	eventually(t, time.Minute, "the seven events and the test delivered", func() bool {
+		return rc.distinct() >= 8 && len(deliveries(t, other, nil, tn.token, sub, "&filter[state]=succeeded")) == 8
+	})
+	got := rc.requests()
+	seen := map[string]int{}
+	for _, g := range got {
+		seen[g.id]++
+	}
+	if len(got) != 8 || len(seen) != 8 { // seven events and the test
+		t.Fatalf("%d requests of %d events, want each of 8 once: %v", len(got), len(seen), seen)
+	}
+}
