@@ -11,9 +11,10 @@ import (
 // Two servers over one PostgreSQL log: the deliveries' attempt log is the
 // same on both (each folds the attempts the holder records in the log), a
 // test delivery asked on the server that does not deliver is made by the
-// one that does and answered with its attempt, and when the holder stops
-// the other takes the deliveries over and delivers only the new events:
-// the receiver never gets an event twice.
+// one that does and answered with its attempt, a retry asked there is
+// delivered by the holder, and when the holder stops the other takes the
+// deliveries over and delivers only the new events: the receiver gets no
+// event twice but the one retried.
 func TestOutboundWebhooksTakenOverByAnotherServer(t *testing.T) {
 	st := newSharedStores(t)
 	s1, dir1 := st.server(t, fastWebhooks)
@@ -66,6 +67,28 @@ func TestOutboundWebhooksTakenOverByAnotherServer(t *testing.T) {
 		t.Fatalf("test on the server that does not deliver: %d %s", r.status, r.body)
 	}
 
+	// A retry asked on the other server: recorded in the log, the holder
+	// folds it and delivers the event again (the one event the receiver
+	// gets twice, as asked); both servers then show its second attempt.
+	first := deliveries(t, other, nil, tn.token, sub, "&sort=created_at")[0]
+	retried := attrs(first)["event_id"].(string)
+	r = do(t, http.MethodPost, other.base+"/api/v1/webhook-subscriptions/"+sub+"/deliveries/"+first["id"].(string)+"/retry", nil,
+		map[string]string{"Authorization": "Bearer " + tn.token})
+	if r.status != http.StatusAccepted {
+		t.Fatalf("retry on the server that does not deliver: %d %s", r.status, r.body)
+	}
+	attempted := func(s *testServer) bool {
+		for _, d := range deliveries(t, s, nil, tn.token, sub, "&filter[state]=succeeded") {
+			if d["id"] == first["id"] {
+				return attrs(d)["attempt_count"] == 2.0
+			}
+		}
+		return false
+	}
+	eventually(t, time.Minute, "the retry delivered and shown on both servers", func() bool {
+		return len(rc.requests()) >= 6 && attempted(holder) && attempted(other)
+	})
+
 	// The holder stops; the other takes the deliveries over and delivers
 	// the new events only.
 	holder.stop()
@@ -76,12 +99,20 @@ func TestOutboundWebhooksTakenOverByAnotherServer(t *testing.T) {
 	eventually(t, time.Minute, "the seven events and the test delivered", func() bool {
 		return rc.distinct() >= 8 && len(deliveries(t, other, nil, tn.token, sub, "&filter[state]=succeeded")) == 8
 	})
-	got := rc.requests()
 	seen := map[string]int{}
-	for _, g := range got {
+	for _, g := range rc.requests() {
 		seen[g.id]++
 	}
-	if len(got) != 8 || len(seen) != 8 { // seven events and the test
-		t.Fatalf("%d requests of %d events, want each of 8 once: %v", len(got), len(seen), seen)
+	for id, n := range seen {
+		want := 1
+		if id == retried {
+			want = 2
+		}
+		if n != want {
+			t.Errorf("event %s received %d times, want %d", id, n, want)
+		}
+	}
+	if len(seen) != 8 { // seven events and the test
+		t.Errorf("%d events received, want 8: %v", len(seen), seen)
 	}
 }
