@@ -189,8 +189,8 @@ func (d *Dispatcher) Wake() {
 // Run delivers until ctx ends, then waits for the attempts under way
 // (their outcomes are not recorded: they are made again at the next
 // start). Outcomes free their endpoint's slot as soon as they come back;
-// a writer goroutine records them in batches meanwhile, so attempts never
-// wait for the store. Run may be called again once it returned (its
+// a writer goroutine records them in batches meanwhile (in the log, then
+// waits for the fan-out's fold), so attempts never wait for either. Run may be called again once it returned (its
 // server lost the lease of the delivery job, then had it again): it starts
 // afresh, as at the next start.
 func (d *Dispatcher) Run(ctx context.Context) error {
@@ -255,8 +255,8 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 				d.endpoint(r.sub.id).unrecorded--
 			}
 			if w.err != nil && ctx.Err() == nil {
-				// The deliveries stay pending: they are attempted again
-				// (at least once).
+				// The deliveries whose outcome was not recorded stay due:
+				// they are attempted again (at least once).
 				d.cfg.Logger.Error().Err(w.err).Int("outcomes", len(w.batch)).Msg("recording webhook attempts")
 			}
 			for _, f := range w.follow {
