@@ -3,7 +3,10 @@ package main
 import (
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -114,5 +117,51 @@ func TestOutboundWebhooksTakenOverByAnotherServer(t *testing.T) {
 	}
 	if len(seen) != 8 { // seven events and the test
 		t.Errorf("%d events received, want 8: %v", len(seen), seen)
+	}
+}
+
+// A server taking the deliveries over from another (here: the same data
+// directory restarted without webhooks.db, as a server that never ran the
+// fan-out) folds the attempts recorded in the log before it delivers: the
+// attempt log is back as it was, failures and retry times included, and
+// only the new event is delivered.
+func TestOutboundWebhooksRestartedWithoutTheirStoreSendNothingAgain(t *testing.T) {
+	dir := t.TempDir()
+	s := startServerWith(t, dir, fastWebhooks)
+	var answered atomic.Int64
+	rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		if answered.Add(1) == 1 {
+			w.WriteHeader(http.StatusServiceUnavailable) // one failed attempt on record
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write([]byte(`{"ok":true}`))
+	})
+	tn := newTenant(t, dir, "wh-restart-store.example.com", "agency", "webhooks:read,webhooks:write")
+	sub, _ := subscribe(t, dir, tn, rc.srv.URL+"/hooks", "customer.created")
+	waitForToken(t, s, tn)
+	postCustomers(t, s, tn, 1, 3)
+	eventually(t, minEventually, "three deliveries succeeded", func() bool {
+		return rc.distinct() >= 3 && len(deliveries(t, s, nil, tn.token, sub, "&filter[state]=succeeded")) == 3
+	})
+	before, _ := json.Marshal(deliveries(t, s, nil, tn.token, sub, ""))
+	s.stop()
+	for _, f := range []string{"webhooks.db", "webhooks.db-wal", "webhooks.db-shm"} {
+		if err := os.Remove(filepath.Join(dir, f)); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+	}
+
+	s = startServerWith(t, dir, fastWebhooks)
+	postCustomers(t, s, tn, 4, 1)
+	eventually(t, minEventually, "the new event delivered", func() bool {
+		return rc.distinct() >= 4 && len(deliveries(t, s, nil, tn.token, sub, "&filter[state]=succeeded")) == 4
+	})
+	if got := len(rc.requests()); got != 5 { // four events, one of them attempted twice
+		t.Errorf("%d requests, want 5: an event was delivered again after the restart", got)
+	}
+	list := deliveries(t, s, nil, tn.token, sub, "") // the latest first
+	if after, _ := json.Marshal(list[1:]); string(after) != string(before) {
+		t.Errorf("the attempt log after the restart:\n%s\nwant\n%s", after, before)
 	}
 }
