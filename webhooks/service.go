@@ -74,7 +74,8 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 		return nil, err
 	}
 	if cfg.Commands == nil {
-		return nil, errors.Join(errors.New("webhooks: Config.Commands is required (the attempts are recorded in the log)"), side.Store.Close())
+		return nil, errors.Join(errors.New("webhooks: Config.Commands is required (the attempts are recorded in the log)"),
+			side.Runtime.Close(), side.Store.Close())
 	}
 	store, rt := side.Store, side.Runtime
 	dc := cfg.Dispatch
