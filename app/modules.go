@@ -192,7 +192,7 @@ func Modules() []Module {
 		Projectors: func(d Deps) []projections.Projector { return one(webhooksubs.Projector(d.Codec)) },
 		Routes: []Route{{"writeapi.Webhooks, readapi.Webhooks", mountWebhooks},
 			{"readapi.WebhookDeliveries, writeapi.WebhookDeliveries", mountWebhookDeliveries}},
-		Jobs:     []BackgroundJob{{"webhook_delivery", webhookDeliveryJob, OnOneServer}},
+		Jobs:     []BackgroundJob{{"webhook_fanout", webhookFanoutJob, OnEveryServer}, {"webhook_delivery", webhookDeliveryJob, OnOneServer}},
 		Commands: []string{"webhooks"},
 	}, {
 		Name:       "notifications",

@@ -226,7 +226,7 @@ func TestSideEffectJobsRunOnOneServer(t *testing.T) {
 	wantOne := []string{"concierge_answers", "data_exports", "di_schedule", "image_operations", "message_sending", "notifications",
 		"platform_reconsent", "platform_webhooks", "webhook_delivery"}
 	wantEvery := []string{"brute_force_alerts", "erasure_followups", "image_retention", "projections", "read_model_versions", "retention",
-		"token_last_use", "warehouse"}
+		"token_last_use", "warehouse", "webhook_fanout"}
 	if !slices.Equal(one, wantOne) || !slices.Equal(every, wantEvery) {
 		t.Fatalf("on one server %v, on every server %v; want %v and %v", one, every, wantOne, wantEvery)
 	}

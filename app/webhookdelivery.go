@@ -33,8 +33,14 @@ func openWebhooks(ctx context.Context, cfg Config, core *Core, reg prometheus.Re
 	})
 }
 
-// webhookDeliveryJob runs the outbound webhooks' fan-out and dispatcher.
-func webhookDeliveryJob(a *App) func(ctx context.Context) error { return a.Webhooks.Run }
+// webhookFanoutJob runs the outbound webhooks' fan-out on every server:
+// it folds the deliveries and the attempts recorded in the log into the
+// server's own webhooks.db, which the attempt log API reads.
+func webhookFanoutJob(a *App) func(ctx context.Context) error { return a.Webhooks.RunFanout }
+
+// webhookDeliveryJob runs the outbound webhooks' dispatcher (on one
+// server: it posts to the subscribers).
+func webhookDeliveryJob(a *App) func(ctx context.Context) error { return a.Webhooks.RunDispatcher }
 
 // mountWebhookDeliveries registers the deliveries of the outbound
 // webhooks: their attempt log, retry, recover and test.

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/cgp-platform/cgp/domain"
+	"github.com/cgp-platform/cgp/eventlog"
 	"github.com/cgp-platform/cgp/outbound"
 )
 
@@ -263,4 +264,24 @@ func (h *Handler) RecoverWebhookSubscription(ctx context.Context, cmd RecoverWeb
 	}, meta)
 	res.ID = cmd.SubscriptionID
 	return res, err
+}
+
+// RecordWebhookAttempts records the outcomes of a batch of attempts to
+// deliver one shop's outbound events (WebhookAttemptsRecorded on the
+// shop's attempts stream, under an id derived from the attempts): the
+// same batch recorded again (a dispatcher retrying an append whose answer
+// it lost) is recorded once.
+type RecordWebhookAttempts struct {
+	ShopID   string
+	Attempts []domain.WebhookAttempt
+}
+
+// RecordWebhookAttempts runs the command.
+func (h *Handler) RecordWebhookAttempts(ctx context.Context, cmd RecordWebhookAttempts, meta Meta) (Result, error) {
+	ev, err := domain.RecordWebhookAttempts(cmd.ShopID, cmd.Attempts)
+	if err != nil {
+		return Result{}, err
+	}
+	id := eventlog.DeterministicID("webhook-attempts", ev.BatchID)
+	return h.appendOne(ctx, cmd.ShopID, domain.WebhookAttemptsStream(cmd.ShopID), eventlog.Any(), id, ev, h.now(), meta)
 }

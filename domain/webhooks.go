@@ -21,6 +21,7 @@ func webhookEvents() []EventSpec {
 		{Name: "WebhookSubscriptionRecovered", Version: 1, New: func() Event { return &WebhookSubscriptionRecovered{} }},
 		{Name: "WebhookPingRequested", Version: 1, New: func() Event { return &WebhookPingRequested{} }},
 		{Name: "WebhookRedeliveryRequested", Version: 1, New: func() Event { return &WebhookRedeliveryRequested{} }},
+		{Name: "WebhookAttemptsRecorded", Version: 1, New: func() Event { return &WebhookAttemptsRecorded{} }},
 	}
 }
 

@@ -51,10 +51,14 @@ const Actor = "system:webhook_delivery"
 
 // DispatcherConfig configures a Dispatcher.
 type DispatcherConfig struct {
-	// DB is the delivery store (read pool); Write runs a write transaction
-	// on it.
-	DB    *sql.DB
-	Write func(ctx context.Context, fn func(tx *sql.Tx) error) error
+	// DB is the delivery store (read pool): the dispatcher only reads it;
+	// the fan-out folds what Record appended.
+	DB *sql.DB
+	// Record appends a batch of one shop's attempts to the log
+	// (WebhookAttemptsRecorded) and returns its position; Folded waits
+	// until the fan-out applied the log up to a position. Filled by Open.
+	Record func(ctx context.Context, shop string, attempts []domain.WebhookAttempt) (uint64, error)
+	Folded func(ctx context.Context, pos uint64) error
 	// Codec opens the subscriptions' sealed secrets.
 	Codec *envelope.Codec
 	// Sender posts through the outbound guard; its Timeout is the
@@ -68,7 +72,7 @@ type DispatcherConfig struct {
 	// Schedule is the retry delays (DefaultSchedule when nil).
 	Schedule []time.Duration
 	// DisableAfter, PerEndpoint, RetryAfterCap, Retention: defaults above
-	// when zero.
+	// when zero. Retention is applied by the Service, on every server.
 	DisableAfter  time.Duration
 	PerEndpoint   int
 	RetryAfterCap time.Duration
@@ -107,17 +111,16 @@ func (c *DispatcherConfig) setDefaults() {
 // once, and after a failure only one (a probe) until one succeeds, no
 // sooner than a backoff of the schedule or the endpoint's Retry-After, so
 // a failing, slow or hanging endpoint holds up none of the others. One
-// goroutine owns the queues' state and records the outcomes in batches;
-// the attempts run in goroutines of their own. Delivery is at least once:
-// an attempt whose outcome was not recorded (the process died) is made
-// again.
+// goroutine owns the queues' state and records the outcomes in batches in
+// the log (WebhookAttemptsRecorded), which the fan-out folds into the
+// store on every server; a delivery is not picked again before its
+// outcome is folded. The attempts run in goroutines of their own.
+// Delivery is at least once: an attempt whose outcome was not recorded
+// (the process died, or lost the deliveries to another server while the
+// attempt was under way) is made again.
 type Dispatcher struct {
 	cfg  DispatcherConfig
 	wake chan struct{}
-	// notify is closed after each batch of outcomes is recorded, then
-	// replaced (recorded).
-	mu     sync.Mutex
-	notify chan struct{}
 
 	endpoints map[string]*endpoint
 	inflight  map[string]bool
@@ -172,7 +175,7 @@ type result struct {
 func NewDispatcher(cfg DispatcherConfig) *Dispatcher {
 	cfg.setDefaults()
 	return &Dispatcher{cfg: cfg, wake: make(chan struct{}, 1), endpoints: map[string]*endpoint{}, inflight: map[string]bool{},
-		results: make(chan result, 1024), opened: map[string]string{}, notify: make(chan struct{})}
+		results: make(chan result, 1024), opened: map[string]string{}}
 }
 
 // Wake makes Run look for due deliveries now (never blocks).
@@ -183,27 +186,16 @@ func (d *Dispatcher) Wake() {
 	}
 }
 
-// recorded returns a channel closed once the next batch of outcomes is
-// recorded.
-func (d *Dispatcher) recorded() <-chan struct{} {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.notify
-}
-
 // Run delivers until ctx ends, then waits for the attempts under way
 // (their outcomes are not recorded: they are made again at the next
 // start). Outcomes free their endpoint's slot as soon as they come back;
-// a writer goroutine records them in batches meanwhile, so attempts never
-// wait for the store. Run may be called again once it returned (its
+// a writer goroutine records them in batches meanwhile (in the log, then
+// waits for the fan-out's fold), so attempts never wait for either. Run may be called again once it returned (its
 // server lost the lease of the delivery job, then had it again): it starts
 // afresh, as at the next start.
 func (d *Dispatcher) Run(ctx context.Context) error {
 	d.restart()
 	defer d.wg.Wait()
-	purge := time.NewTicker(time.Hour)
-	defer purge.Stop()
-	d.purge(ctx)
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	type written struct {
@@ -243,8 +235,6 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 			return nil
 		case <-d.wake:
 		case <-timer.C:
-		case <-purge.C:
-			d.purge(ctx)
 		case r := <-d.results:
 			d.answered(r)
 			unwritten = append(unwritten, r)
@@ -265,17 +255,13 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 				d.endpoint(r.sub.id).unrecorded--
 			}
 			if w.err != nil && ctx.Err() == nil {
-				// The deliveries stay pending: they are attempted again
-				// (at least once).
+				// The deliveries whose outcome was not recorded stay due:
+				// they are attempted again (at least once).
 				d.cfg.Logger.Error().Err(w.err).Int("outcomes", len(w.batch)).Msg("recording webhook attempts")
 			}
 			for _, f := range w.follow {
 				d.followUp(ctx, f)
 			}
-			d.mu.Lock()
-			close(d.notify)
-			d.notify = make(chan struct{})
-			d.mu.Unlock()
 		}
 		if !timer.Stop() {
 			select {
@@ -575,66 +561,93 @@ func (d *Dispatcher) readSubscriptions(ctx context.Context) ([]*sub, error) {
 	return out, rows.Err()
 }
 
-// write records a batch of outcomes in one transaction and returns the
-// disablings and warnings they call for.
+// write records a batch of outcomes in the log (one event per shop and up
+// to domain.MaxWebhookAttemptsPerEvent attempts), waits until the fan-out
+// folded them into the store (so that no delivery is picked again before
+// its outcome reads there) and returns the disablings, warnings and
+// recoveries they call for. The outcomes of a shop whose record failed
+// are lost: their deliveries stay due and are attempted again (at least
+// once).
 func (d *Dispatcher) write(ctx context.Context, batch []result) ([]followup, error) {
 	now := d.cfg.Now()
-	var follow []followup
-	err := d.cfg.Write(ctx, func(tx *sql.Tx) error {
-		follow = follow[:0]
-		// The last outcome of each subscription in the batch ends its
-		// failing period (a success) or starts or extends it.
-		last := map[string]result{}
-		for _, r := range batch {
-			if r.canceled {
-				continue
-			}
-			if err := d.recordOne(ctx, tx, r, now); err != nil {
-				return err
-			}
-			if r.eventType != domain.WebhookPingType {
-				last[r.sub.id] = r
-			}
+	byShop := map[string][]domain.WebhookAttempt{}
+	var shops []string
+	// The last outcome of each subscription in the batch ends its failing
+	// period (a success) or starts or extends it.
+	last := map[string]result{}
+	for _, r := range batch {
+		if r.canceled {
+			continue
 		}
-		for id, r := range last {
-			if r.reason == "" {
-				// A warned failing period that ends is recorded
-				// (WebhookSubscriptionRecovered): the merchant was told
-				// it was failing.
-				var since, warned int64
-				err := tx.QueryRowContext(ctx, `SELECT failing_since, warned_level FROM wh_subscriptions WHERE id = ?`, id).Scan(&since, &warned)
-				if errors.Is(err, sql.ErrNoRows) || (err == nil && since == 0) {
-					continue
-				}
-				if err != nil {
-					return fmt.Errorf("failing period of %s: %w", id, err)
-				}
-				if _, err := tx.ExecContext(ctx, `UPDATE wh_subscriptions SET failing_since = 0, warned_level = 0 WHERE id = ?`, id); err != nil {
-					return fmt.Errorf("failing period of %s: %w", id, err)
-				}
-				if warned > 0 {
-					follow = append(follow, followup{s: r.sub, recovered: true, since: time.UnixMilli(since)})
-				}
-				continue
-			}
-			var since, warned int64
-			if err := tx.QueryRowContext(ctx, `UPDATE wh_subscriptions SET failing_since = CASE WHEN failing_since = 0 THEN ? ELSE failing_since END
-			WHERE id = ? RETURNING failing_since, warned_level`, r.at.UnixMilli(), id).Scan(&since, &warned); err != nil {
-				if errors.Is(err, sql.ErrNoRows) {
-					continue // deleted meanwhile
-				}
-				return fmt.Errorf("failing period of %s: %w", id, err)
-			}
-			if f, ok := d.followupOf(r, time.UnixMilli(since), warned, now); ok {
-				follow = append(follow, f)
-			}
+		if _, ok := byShop[r.sub.shop]; !ok {
+			shops = append(shops, r.sub.shop)
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
+		byShop[r.sub.shop] = append(byShop[r.sub.shop], d.attempt(r, now))
+		if r.eventType != domain.WebhookPingType {
+			last[r.sub.id] = r
+		}
 	}
-	return follow, nil
+	// The failing periods as they stand before this batch: the store has
+	// folded every batch this dispatcher recorded before.
+	periods := make(map[string][2]int64, len(last))
+	for id := range last {
+		var since, warned int64
+		err := d.cfg.DB.QueryRowContext(ctx, `SELECT failing_since, warned_level FROM wh_subscriptions WHERE id = ?`, id).Scan(&since, &warned)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue // deleted meanwhile
+		}
+		if err != nil {
+			return nil, fmt.Errorf("failing period of %s: %w", id, err)
+		}
+		periods[id] = [2]int64{since, warned}
+	}
+	var errs []error
+	recorded := map[string]bool{}
+	var head uint64
+	for _, shop := range shops {
+		attempts := byShop[shop]
+		ok := true
+		for len(attempts) > 0 {
+			n := min(len(attempts), domain.MaxWebhookAttemptsPerEvent)
+			pos, err := d.cfg.Record(ctx, shop, attempts[:n])
+			attempts = attempts[n:]
+			if err != nil {
+				errs, ok = append(errs, fmt.Errorf("record the attempts of %s: %w", shop, err)), false
+				continue
+			}
+			head = max(head, pos)
+		}
+		recorded[shop] = ok
+	}
+	if head > 0 {
+		if err := d.cfg.Folded(ctx, head); err != nil {
+			return nil, errors.Join(append(errs, fmt.Errorf("fold the recorded attempts: %w", err))...)
+		}
+	}
+	var follow []followup
+	for id, r := range last {
+		p, ok := periods[id]
+		if !ok || !recorded[r.sub.shop] {
+			continue
+		}
+		since, warned := p[0], p[1]
+		if r.reason == "" {
+			// A warned failing period that ends is recorded
+			// (WebhookSubscriptionRecovered): the merchant was told it
+			// was failing.
+			if since != 0 && warned > 0 {
+				follow = append(follow, followup{s: r.sub, recovered: true, since: time.UnixMilli(since)})
+			}
+			continue
+		}
+		if since == 0 {
+			since = r.at.UnixMilli()
+		}
+		if f, ok := d.followupOf(r, time.UnixMilli(since), warned, now); ok {
+			follow = append(follow, f)
+		}
+	}
+	return follow, errors.Join(errs...)
 }
 
 // followup is a disabling (reason set) or a warning (level set) a failed
@@ -668,34 +681,22 @@ func (d *Dispatcher) followupOf(r result, since time.Time, warned int64, now tim
 	return followup{}, false
 }
 
-// recordOne records one attempt and the delivery's new state.
-func (d *Dispatcher) recordOne(ctx context.Context, tx *sql.Tx, r result, now time.Time) error {
-	state, next := StateSucceeded, int64(0)
-	succeeded := int64(0)
-	if r.reason == "" {
-		succeeded = r.at.UnixMilli()
-	} else {
-		state = StatePending
+// attempt is the record of one attempt: its outcome and, for a failure
+// followed by another attempt, when that one falls due.
+func (d *Dispatcher) attempt(r result, now time.Time) domain.WebhookAttempt {
+	a := domain.WebhookAttempt{DeliveryID: r.delivery, SubscriptionID: r.sub.id, EventType: r.eventType, Attempt: r.attempt,
+		Outcome: domain.WebhookAttemptSucceeded, Status: r.resp.Status, At: r.at, LatencyMS: max(r.resp.Latency.Milliseconds(), 0),
+		Answer: answer(r.resp.Body)}
+	if r.reason != "" {
+		a.ErrorCode = r.reason
 		switch {
 		case r.eventType == domain.WebhookPingType || r.attempt > len(d.cfg.Schedule):
-			state = StateFailed
+			a.Outcome = domain.WebhookAttemptGivenUp
 		default:
-			next = now.Add(d.delay(r.attempt, r.resp.RetryAfter)).UnixMilli()
+			a.Outcome, a.NextAttemptAt = domain.WebhookAttemptFailed, now.Add(d.delay(r.attempt, r.resp.RetryAfter))
 		}
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE wh_deliveries SET state = ?, attempts = ?, next_attempt_at = ?, last_attempt_at = ?,
-	last_status = ?, last_reason = ?, succeeded_at = CASE WHEN ? > 0 THEN ? ELSE succeeded_at END WHERE id = ?`,
-		state, r.attempt, next, r.at.UnixMilli(), r.resp.Status, r.reason, succeeded, succeeded, r.delivery); err != nil {
-		return fmt.Errorf("record delivery %s: %w", r.delivery, err)
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO wh_attempts (delivery_id, n, at, status, reason, latency_ms, response_body, next_attempt_at)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (delivery_id, n) DO UPDATE SET at = excluded.at, status = excluded.status,
-	reason = excluded.reason, latency_ms = excluded.latency_ms, response_body = excluded.response_body,
-	next_attempt_at = excluded.next_attempt_at`,
-		r.delivery, r.attempt, r.at.UnixMilli(), r.resp.Status, r.reason, r.resp.Latency.Milliseconds(), text(r.resp.Body), next); err != nil {
-		return fmt.Errorf("record attempt of %s: %w", r.delivery, err)
-	}
-	return nil
+	return a
 }
 
 // delay is the wait before attempt n+1 after attempt n failed: the
@@ -760,33 +761,19 @@ func (d *Dispatcher) followUp(ctx context.Context, f followup) {
 	}()
 }
 
-// purge drops settled deliveries older than the retention, their
-// attempts and the bodies nothing refers to any more.
-func (d *Dispatcher) purge(ctx context.Context) {
-	cut := d.cfg.Now().Add(-d.cfg.Retention).UnixMilli()
-	err := d.cfg.Write(ctx, func(tx *sql.Tx) error {
-		for _, q := range []string{
-			`DELETE FROM wh_attempts WHERE delivery_id IN (SELECT id FROM wh_deliveries WHERE created_at < ? AND state != 'pending')`,
-			`DELETE FROM wh_deliveries WHERE created_at < ? AND state != 'pending'`,
-		} {
-			if _, err := tx.ExecContext(ctx, q, cut); err != nil {
-				return err
-			}
-		}
-		_, err := tx.ExecContext(ctx, `DELETE FROM wh_payloads WHERE event_id IN (SELECT p.event_id FROM wh_payloads p
-		WHERE NOT EXISTS (SELECT 1 FROM wh_deliveries d WHERE d.event_id = p.event_id) LIMIT 10000)`)
-		return err
-	})
-	if err != nil && ctx.Err() == nil {
-		d.cfg.Logger.Warn().Err(err).Msg("purging old webhook deliveries")
+// answer keeps the first bytes of an answer (at most
+// domain.MaxWebhookAttemptAnswer) as valid UTF-8 text.
+func answer(b []byte) string {
+	t := string(b)
+	if !utf8.ValidString(t) {
+		t = strings.ToValidUTF8(t, "\uFFFD")
 	}
-}
-
-// text keeps the first MaxResponseBody bytes of an answer as valid
-// UTF-8 text.
-func text(b []byte) string {
-	if utf8.Valid(b) {
-		return string(b)
+	if len(t) <= domain.MaxWebhookAttemptAnswer {
+		return t
 	}
-	return strings.ToValidUTF8(string(b), "\uFFFD")
+	t = t[:domain.MaxWebhookAttemptAnswer]
+	for !utf8.ValidString(t) {
+		t = t[:len(t)-1]
+	}
+	return t
 }

@@ -1,9 +1,12 @@
 package webhooks
 
 import (
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
+	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/outbound"
 )
 
@@ -40,5 +43,20 @@ func TestBreakerCountsConcurrentFailuresOnce(t *testing.T) {
 	d.answered(result{sub: s, at: now})
 	if ep.failures != 0 || !ep.blockedUntil.IsZero() {
 		t.Fatalf("after a success: failures %d, blocked until %v", ep.failures, ep.blockedUntil)
+	}
+}
+
+// An answer is kept as valid UTF-8 text of at most
+// domain.MaxWebhookAttemptAnswer bytes, cut on a character's boundary.
+func TestAnswerKeepsValidTextWithinTheBound(t *testing.T) {
+	long := strings.Repeat("a", domain.MaxWebhookAttemptAnswer-1) + "é and more"
+	for in, want := range map[string]string{
+		`{"ok":true}`: `{"ok":true}`,
+		"\xffok":      "\uFFFDok",
+		long:          strings.Repeat("a", domain.MaxWebhookAttemptAnswer-1),
+	} {
+		if got := answer([]byte(in)); got != want || len(got) > domain.MaxWebhookAttemptAnswer || !utf8.ValidString(got) {
+			t.Errorf("answer(%.20q…) = %.20q… (%d bytes), want %.20q…", in, got, len(got), want)
+		}
 	}
 }

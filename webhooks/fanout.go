@@ -113,7 +113,7 @@ type fanout struct {
 func subscriptionTypes() []string {
 	return []string{"WebhookSubscriptionCreated", "WebhookSubscriptionUpdated", "WebhookSubscriptionDisabled",
 		"WebhookSubscriptionEnabled", "WebhookSubscriptionDeleted", "WebhookSecretRotated", "WebhookSubscriptionFailing",
-		"WebhookPingRequested", "WebhookRedeliveryRequested", "ShopErased"}
+		"WebhookPingRequested", "WebhookRedeliveryRequested", "WebhookAttemptsRecorded", "ShopErased"}
 }
 
 // fanoutProjector returns the fan-out reactor; committed is called after
@@ -179,7 +179,7 @@ func fanoutProjector(codec *envelope.Codec, committed, subsChanged func()) proje
 
 func (f *fanout) apply(ctx context.Context, tx *sql.Tx, e *eventlog.Event, d envelope.Decoded) error {
 	at := e.RecordedAt.UnixMilli()
-	if f.subsChanged != nil && (strings.HasPrefix(e.Type, "Webhook") || e.Type == "ShopErased") {
+	if f.subsChanged != nil && e.Type != "WebhookAttemptsRecorded" && (strings.HasPrefix(e.Type, "Webhook") || e.Type == "ShopErased") {
 		f.subsChanged()
 	}
 	switch ev := d.Event.(type) {
@@ -227,6 +227,8 @@ func (f *fanout) apply(ctx context.Context, tx *sql.Tx, e *eventlog.Event, d env
 		return exec(ctx, tx, `UPDATE wh_deliveries SET state = 'pending', next_attempt_at = ?
 		WHERE subscription_id = ? AND state IN ('pending', 'failed', 'held') AND created_at >= ?`,
 			at, ev.SubscriptionID, ev.Since.UnixMilli())
+	case *domain.WebhookAttemptsRecorded:
+		return foldAttempts(ctx, tx, ev)
 	case *domain.ShopErased:
 		for _, q := range []string{
 			`DELETE FROM wh_attempts WHERE delivery_id IN (SELECT id FROM wh_deliveries WHERE shop_id = ?)`,
@@ -279,6 +281,63 @@ func record(ctx context.Context, tx *sql.Tx, e *eventlog.Event, eventID, typ str
 		if err := exec(ctx, tx, `INSERT INTO wh_deliveries (id, subscription_id, shop_id, event_id, event_type, position, created_at, state,
 		next_attempt_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
 			domain.WebhookDeliveryID(s.id, eventID), s.id, e.ShopID, eventID, typ, int64(e.Position), at, state, at); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// foldAttempts applies a batch of recorded attempts: each delivery's new
+// state and its attempt log, and each subscription's failing period (its
+// last attempt in the batch other than a test ends it, a success, or
+// starts it, a failure). Deliveries gone meanwhile (a subscription
+// deleted, a delivery purged) are skipped.
+func foldAttempts(ctx context.Context, tx *sql.Tx, ev *domain.WebhookAttemptsRecorded) error {
+	last := map[string]domain.WebhookAttempt{}
+	var order []string
+	for _, a := range ev.Attempts {
+		state, next, succeeded := StatePending, int64(0), int64(0)
+		switch a.Outcome {
+		case domain.WebhookAttemptSucceeded:
+			state, succeeded = StateSucceeded, a.At.UnixMilli()
+		case domain.WebhookAttemptGivenUp:
+			state = StateFailed
+		default:
+			next = a.NextAttemptAt.UnixMilli()
+		}
+		res, err := tx.ExecContext(ctx, `UPDATE wh_deliveries SET state = ?, attempts = ?, next_attempt_at = ?, last_attempt_at = ?,
+		last_status = ?, last_reason = ?, succeeded_at = CASE WHEN ? > 0 THEN ? ELSE succeeded_at END WHERE id = ? AND attempts <= ?`,
+			state, a.Attempt, next, a.At.UnixMilli(), a.Status, a.ErrorCode, succeeded, succeeded, a.DeliveryID, a.Attempt)
+		if err != nil {
+			return fmt.Errorf("record delivery %s: %w", a.DeliveryID, err)
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			continue // gone, or a later attempt is on record already
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO wh_attempts (delivery_id, n, at, status, reason, latency_ms, response_body, next_attempt_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (delivery_id, n) DO UPDATE SET at = excluded.at, status = excluded.status,
+		reason = excluded.reason, latency_ms = excluded.latency_ms, response_body = excluded.response_body,
+		next_attempt_at = excluded.next_attempt_at`,
+			a.DeliveryID, a.Attempt, a.At.UnixMilli(), a.Status, a.ErrorCode, a.LatencyMS, a.Answer, next); err != nil {
+			return fmt.Errorf("record attempt of %s: %w", a.DeliveryID, err)
+		}
+		if a.EventType != domain.WebhookPingType {
+			if _, ok := last[a.SubscriptionID]; !ok {
+				order = append(order, a.SubscriptionID)
+			}
+			last[a.SubscriptionID] = a
+		}
+	}
+	for _, id := range order {
+		a := last[id]
+		if a.Outcome == domain.WebhookAttemptSucceeded {
+			if err := exec(ctx, tx, `UPDATE wh_subscriptions SET failing_since = 0, warned_level = 0 WHERE id = ?`, id); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := exec(ctx, tx, `UPDATE wh_subscriptions SET failing_since = CASE WHEN failing_since = 0 THEN ? ELSE failing_since END
+		WHERE id = ?`, a.At.UnixMilli(), id); err != nil {
 			return err
 		}
 	}

@@ -124,8 +124,9 @@ func TestWebhookSubscriptionsOverHTTP(t *testing.T) {
 	}
 	secrets = append(secrets, whAttrs(t, first)["secret"].(string))
 	idemID := first.json(t)["data"].(map[string]any)["id"].(string)
-	if r := w.call(http.MethodDelete, "/api/v1/webhook-subscriptions/"+idemID, ""); r.status != 204 {
-		t.Fatalf("delete: %d %s", r.status, r.body)
+	idemDeleted := w.call(http.MethodDelete, "/api/v1/webhook-subscriptions/"+idemID, "")
+	if idemDeleted.status != 204 {
+		t.Fatalf("delete: %d %s", idemDeleted.status, idemDeleted.body)
 	}
 
 	// Read and list: never the secret.
@@ -133,7 +134,7 @@ func TestWebhookSubscriptionsOverHTTP(t *testing.T) {
 	if one.status != 200 || whAttrs(t, one)["url"] != "https://erp.hooks-a.example.com/cgp" {
 		t.Fatalf("get: %d %s", one.status, one.body)
 	}
-	list := rd.get("/api/v1/webhook-subscriptions", created.position(t))
+	list := rd.get("/api/v1/webhook-subscriptions", idemDeleted.position(t)) // the deletion folded too
 	if items := list.json(t)["data"].([]any); list.status != 200 || len(items) != 1 || items[0].(map[string]any)["id"] != id {
 		t.Fatalf("list: %d %s", list.status, list.body)
 	}
