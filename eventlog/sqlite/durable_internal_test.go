@@ -236,7 +236,6 @@ func receiveOne(t *testing.T, sub eventlog.Subscription) eventlog.Event {
 	panic("unreachable")
 }
 
-
 func TestFailedFsyncFailsTheLogClosed(t *testing.T) {
 	g := newSyncGate()
 	l := openGated(t, g, Config{})
