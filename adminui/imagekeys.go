@@ -3,6 +3,8 @@ package adminui
 import (
 	"net/http"
 	"net/url"
+
+	"github.com/gorilla/mux"
 	"slices"
 	"strings"
 
@@ -21,7 +23,24 @@ func (ui *UI) imageKeyPages() []shopPage {
 	return []shopPage{
 		{"image-keys", http.MethodGet, "image-keys", ui.imageKeysPage},
 		{"image-keys", http.MethodPost, "image-keys", ui.mintImageKey},
+		{"image-keys/{key_id}/revoke", http.MethodPost, "image-keys", ui.revokeImageKey},
 	}
+}
+
+// revokeImageKey stops a key for good (DELETE /api/v1/image-keys/{id}),
+// then back to the list with a notice.
+func (ui *UI) revokeImageKey(w http.ResponseWriter, r *http.Request, c *shopCtx) {
+	id := mux.Vars(r)["key_id"]
+	a, err := ui.call(r, c.as(), http.MethodDelete, "/api/v1/image-keys/"+url.PathEscape(id), nil, formKey(r))
+	if err != nil {
+		ui.fail(w, r, err)
+		return
+	}
+	if !a.OK() {
+		ui.showImageKeys(w, r, c, a.Status, page{Error: a.Problem()}, nil, "")
+		return
+	}
+	back(w, r, c, "image-keys", "Image-API key "+id+" is revoked: it no longer works.")
 }
 
 // imageScope is a checkbox of the mint form; Warn marks a scope that lets

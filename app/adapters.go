@@ -54,7 +54,7 @@ func (f ImageKeys) ShopImageKeys(ctx context.Context, shopID string) ([]writeapi
 	}
 	out := make([]writeapi.ImageKeyListing, len(keys))
 	for i, k := range keys {
-		out[i] = writeapi.ImageKeyListing{ID: k.ID, Scopes: k.Scopes, Imported: k.Imported, CreatedAt: k.CreatedAt}
+		out[i] = writeapi.ImageKeyListing{ID: k.ID, Scopes: k.Scopes, Imported: k.Imported, CreatedAt: k.CreatedAt, RevokedAt: k.RevokedAt}
 	}
 	return out, nil
 }

@@ -65,7 +65,7 @@ func (a *Authenticator) authenticateImageKey(r *http.Request, keys ImageKeyFinde
 	if err != nil {
 		return ImageKeyPrincipal{}, err
 	}
-	if subtle.ConstantTimeCompare([]byte(k.Hash), []byte(hash)) != 1 {
+	if subtle.ConstantTimeCompare([]byte(k.Hash), []byte(hash)) != 1 || a.revokedHere(hash) {
 		return ImageKeyPrincipal{}, a.failed(r, httpapi.InvalidToken())
 	}
 	return ImageKeyPrincipal{KeyID: k.ID, ShopID: k.ShopID, Scopes: k.Scopes}, nil

@@ -234,6 +234,38 @@ func (h *Handler) issueImageKey(ctx context.Context, shopID, hash string, scopes
 	return res, err
 }
 
+// RevokeImageKey stops an image-API key of a shop for good. Revoking
+// twice changes nothing.
+type RevokeImageKey struct {
+	ShopID, KeyID string
+}
+
+// RevokedImageKey is the result: the key's hash, for the authenticator
+// to refuse it in this process before the read model catches up.
+type RevokedImageKey struct {
+	Result
+	Hash string
+}
+
+// RevokeImageKey runs the command; a key of another shop is not found.
+func (h *Handler) RevokeImageKey(ctx context.Context, cmd RevokeImageKey, meta Meta) (RevokedImageKey, error) {
+	if !domain.HasPrefixID(cmd.KeyID, domain.PrefixImageKey) {
+		return RevokedImageKey{}, domain.NotFound("image key")
+	}
+	var hash string
+	res, err := execute(ctx, h, cmd.ShopID, "imagekey-"+cmd.KeyID, func() *domain.ImageKey { return &domain.ImageKey{} },
+		func(k *domain.ImageKey) (decision, error) {
+			ev, err := k.Revoke(cmd.ShopID, h.now())
+			hash = k.Hash
+			if err != nil || ev == nil {
+				return decision{}, err
+			}
+			return decision{events: []domain.Event{ev}, shop: k.ShopID}, nil
+		}, meta)
+	res.ID = cmd.KeyID
+	return RevokedImageKey{Result: res, Hash: hash}, err
+}
+
 // noAggregate folds nothing: the stream of a new credential is created
 // with "no stream".
 type noAggregate struct{}

@@ -30,6 +30,7 @@ func tenancyEvents() []EventSpec {
 		{Name: "ShopPlanChanged", Version: 1, New: func() Event { return &ShopPlanChanged{} }},
 		{Name: "PublicKeyIssued", Version: 1, New: func() Event { return &PublicKeyIssued{} }},
 		{Name: "ImageKeyIssued", Version: 1, New: func() Event { return &ImageKeyIssued{} }},
+		{Name: "ImageKeyRevoked", Version: 1, New: func() Event { return &ImageKeyRevoked{} }},
 		{Name: "ShopScopesUpdated", Version: 1, New: func() Event { return &ShopScopesUpdated{} }},
 		{Name: "StorefrontEventRecorded", Version: 1, New: func() Event { return &StorefrontEventRecorded{} }},
 		{Name: "WebhookDeliveryRecorded", Version: 1, New: func() Event { return &WebhookDeliveryRecorded{} }},

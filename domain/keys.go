@@ -131,6 +131,44 @@ type ImageKeyIssued struct {
 // EventType implements Event.
 func (ImageKeyIssued) EventType() string { return "ImageKeyIssued" }
 
+// ImageKeyRevoked: an image-API key stopped for good.
+type ImageKeyRevoked struct {
+	KeyID     string    `json:"key_id"`
+	ShopID    string    `json:"shop_id"`
+	RevokedAt time.Time `json:"revoked_at"`
+}
+
+// EventType implements Event.
+func (ImageKeyRevoked) EventType() string { return "ImageKeyRevoked" }
+
+// ImageKey is the image-API key aggregate.
+type ImageKey struct {
+	ID, ShopID, Hash string
+	Exists, Revoked  bool
+}
+
+// Apply folds an event into the key.
+func (k *ImageKey) Apply(e Event) {
+	switch ev := e.(type) {
+	case *ImageKeyIssued:
+		k.ID, k.ShopID, k.Hash, k.Exists = ev.KeyID, ev.ShopID, ev.Hash, true
+	case *ImageKeyRevoked:
+		k.Revoked = true
+	}
+}
+
+// Revoke decides the revocation of the key of shop: nil when it is
+// revoked already; not found for a key of another shop.
+func (k *ImageKey) Revoke(shopID string, now time.Time) (*ImageKeyRevoked, error) {
+	switch {
+	case !k.Exists || k.ShopID != shopID:
+		return nil, NotFound("image key")
+	case k.Revoked:
+		return nil, nil
+	}
+	return &ImageKeyRevoked{KeyID: k.ID, ShopID: k.ShopID, RevokedAt: now.UTC()}, nil
+}
+
 // Token is the admin-token aggregate (shop tokens and master tokens).
 type Token struct {
 	ID          string

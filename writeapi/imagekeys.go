@@ -22,6 +22,7 @@ type ImageKeyListing struct {
 	Scopes    domain.ImageScopes
 	Imported  bool
 	CreatedAt time.Time
+	RevokedAt time.Time // zero: active
 }
 
 // ImageKeyLister lists a shop's image-API keys, the newest first.
@@ -30,10 +31,9 @@ type ImageKeyLister interface {
 }
 
 // ImageKeys serves the image-operations API keys of a shop under
-// /api/v1/image-keys: the list and the mint (specification, image-API
-// scopes, rule 6). Both need a shop token (or an admin session) with
-// "*": a key is a credential of the shop. There is no revoke: the domain
-// has no event for it yet.
+// /api/v1/image-keys: the list, the mint (specification, image-API
+// scopes, rule 6) and the revocation. Each needs a shop token (or an
+// admin session) with "*": a key is a credential of the shop.
 type ImageKeys struct {
 	idem func(http.Handler) http.Handler
 	cmds *commands.Handler
@@ -51,6 +51,26 @@ func NewImageKeys(cmds *commands.Handler, a *auth.Authenticator, idem func(http.
 func (k *ImageKeys) Routes(r *mux.Router) {
 	r.Handle("/api/v1/image-keys", httpapi.Beta(k.auth.Require(domain.ScopeAll, http.HandlerFunc(k.handleImageKeyList)))).Methods(http.MethodGet)
 	r.Handle("/api/v1/image-keys", httpapi.Beta(k.auth.Require(domain.ScopeAll, k.idem(http.HandlerFunc(k.handleImageKeyMint))))).Methods(http.MethodPost)
+	r.Handle("/api/v1/image-keys/{id}", httpapi.Beta(k.auth.Require(domain.ScopeAll, k.idem(http.HandlerFunc(k.handleImageKeyRevoke))))).Methods(http.MethodDelete)
+}
+
+// handleImageKeyRevoke stops a key of the shop for good (204; a revoked
+// key again is also 204). It fails in this process at once, on the other
+// servers when their read model has the revocation.
+func (k *ImageKeys) handleImageKeyRevoke(w http.ResponseWriter, r *http.Request) {
+	p, _ := auth.FromContext(r.Context())
+	res, err := k.cmds.RevokeImageKey(r.Context(), commands.RevokeImageKey{ShopID: p.ShopID, KeyID: mux.Vars(r)["id"]}, meta(r, p))
+	if err != nil {
+		httpapi.WriteError(w, r, err)
+		return
+	}
+	if res.Hash != "" {
+		k.auth.Revoke(res.Hash)
+	}
+	if res.Position > 0 {
+		w.Header().Set(httpapi.HeaderEventPosition, strconv.FormatUint(uint64(res.Position), 10))
+	}
+	w.WriteHeader(http.StatusNoContent)
 }
 
 // handleImageKeyList lists the shop's image-API keys with their stored
@@ -67,7 +87,7 @@ func (k *ImageKeys) handleImageKeyList(w http.ResponseWriter, r *http.Request) {
 	for _, key := range keys {
 		out = append(out, httpapi.Resource{ID: key.ID, Type: "image_key", Attributes: map[string]any{
 			"shop_id": p.ShopID, "scopes": key.Scopes, "scopes_recorded": key.Scopes.Recorded,
-			"imported": key.Imported, "created_at": key.CreatedAt}})
+			"imported": key.Imported, "created_at": key.CreatedAt, "revoked_at": timeOrNil(key.RevokedAt)}})
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	httpapi.WriteList(w, r, out, httpapi.Page{})

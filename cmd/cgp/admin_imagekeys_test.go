@@ -104,6 +104,21 @@ func TestAdminImageKeys(t *testing.T) {
 	})
 	pageHas(t, "legacy key", legacy, "<strong>no scopes recorded: unrestricted</strong>", "imported from before scopes")
 
+	// Revoke the first key through the page: it stops at once; a
+	// read-only user cannot revoke.
+	firstID := strings.TrimSpace(between(string(reload.body), `<tr data-key="`, `"`))
+	if r := reader.post(t, base+"/image-keys/"+firstID+"/revoke", url.Values{}); r.status != 403 {
+		t.Fatalf("read-only revoke: %d", r.status)
+	}
+	rev := owner.post(t, base+"/image-keys/"+firstID+"/revoke", url.Values{})
+	if rev.status != 303 || !strings.HasPrefix(rev.header.Get("Location"), base+"/image-keys?notice=") {
+		t.Fatalf("revoke: %d %v", rev.status, rev.header)
+	}
+	if r := s.get(t, "/api/v1/usage", "", "X-API-Key", key); r.status != 401 {
+		t.Fatalf("the revoked key: %d", r.status)
+	}
+	pageHas(t, "after revoke", owner.get(t, base+"/image-keys"), "revoked ")
+
 	// The read-only user: no form, a post refused, nothing minted.
 	ro := reader.get(t, base+"/image-keys")
 	if ro.status != 200 || strings.Contains(string(ro.body), `name="scopes"`) || !strings.Contains(string(ro.body), "Your role (read-only) cannot see") {
@@ -186,6 +201,53 @@ func TestAdminImageKeysAPI(t *testing.T) {
 	if len(keys) != 2 || keys[0].(map[string]any)["id"] != wr.json(t)["data"].(map[string]any)["id"] {
 		t.Fatalf("the list, newest first: %s", list.body)
 	}
+
+	// Revoke: 204, the key refused at once, 204 again, another shop's or
+	// an unknown key 404, a token without * 403; the list says revoked.
+	id := def.json(t)["data"].(map[string]any)["id"].(string)
+	if r := send(http.MethodDelete, "/api/v1/image-keys/"+id, narrow, ""); r.status != 403 {
+		t.Fatalf("revoke without *: %d", r.status)
+	}
+	if r := send(http.MethodDelete, "/api/v1/image-keys/"+id, tn.token, ""); r.status != 204 {
+		t.Fatalf("revoke: %d %s", r.status, r.body)
+	}
+	if r := s.get(t, "/api/v1/usage", "", "X-API-Key", a["token"].(string)); r.status != 401 {
+		t.Fatalf("the revoked key: %d", r.status)
+	}
+	if r := send(http.MethodDelete, "/api/v1/image-keys/"+id, tn.token, ""); r.status != 204 {
+		t.Fatalf("revoke again: %d", r.status)
+	}
+	other := newTenant(t, dir, "imagekeys-api-other.example.com", "agency", "*")
+	for _, tc := range []struct{ token, id string }{{other.token, id}, {tn.token, "cik_id_doesnotexist"}} {
+		if r := send(http.MethodDelete, "/api/v1/image-keys/"+tc.id, tc.token, ""); r.status != 404 {
+			t.Fatalf("revoke %s: %d %s", tc.id, r.status, r.body)
+		}
+	}
+	// The CLI revokes the writer key.
+	wid := wr.json(t)["data"].(map[string]any)["id"].(string)
+	out := cli(t, dir, "image-keys", "revoke", "--shop", tn.shopID, "--key-id", wid)
+	after := send(http.MethodGet, "/api/v1/image-keys", tn.token, "", "X-Wait-For-Position", fmt.Sprint(out["position"]))
+	for _, k := range after.json(t)["data"].([]any) {
+		if k.(map[string]any)["attributes"].(map[string]any)["revoked_at"] == nil {
+			t.Fatalf("a key not revoked in the list: %s", after.body)
+		}
+	}
+	if r := s.get(t, "/api/v1/usage", "", "X-API-Key", wa["token"].(string)); r.status != 401 {
+		t.Fatalf("the key revoked by the CLI: %d", r.status)
+	}
+}
+
+// between returns the text of s after the first start, up to end.
+func between(s, start, end string) string {
+	i := strings.Index(s, start)
+	if i < 0 {
+		return ""
+	}
+	s = s[i+len(start):]
+	if j := strings.Index(s, end); j >= 0 {
+		return s[:j]
+	}
+	return s
 }
 
 // TestAdminUsagePage: issue 22's usage and AI credits page renders GET

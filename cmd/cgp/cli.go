@@ -95,7 +95,8 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 			newTokensRevoke(cfg, stdout, stderr), newTokensList(cfg, stdout, stderr)),
 		group("public-keys", "Manage storefront public keys", newPublicKeysCreate(cfg, stdout, stderr), newPublicKeysList(cfg, stdout, stderr),
 			newPublicKeysRotate(cfg, stdout, stderr), newPublicKeysRevoke(cfg, stdout, stderr)),
-		group("image-keys", "Manage image-operations API keys", newImageKeysMint(cfg, stdout, stderr), newImageKeysImport(cfg, stdout, stderr)),
+		group("image-keys", "Manage image-operations API keys", newImageKeysMint(cfg, stdout, stderr), newImageKeysImport(cfg, stdout, stderr),
+			newImageKeysRevoke(cfg, stdout, stderr)),
 		group("audit", "Check the event history", newAuditVerify(cfg, stdout, stderr)),
 		group("gdpr", "Personal-data requests and erasure", append(gdprCommands(cfg, stdout, stderr), newGDPRRequests(cfg, stdout, stderr))...),
 		newReplayCommand(cfg, stdout, stderr),
@@ -321,6 +322,26 @@ func newPublicKeysCreate(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
 		}}
 	cmd.Flags().StringVar(&in.ShopID, "shop", "", "shop id (shop_…)")
 	cmd.Flags().StringVar(&in.Environment, "env", "live", "key environment: live or test")
+	return cmd
+}
+
+func newImageKeysRevoke(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
+	var in commands.RevokeImageKey
+	cmd := &cobra.Command{Use: "revoke", Short: "Revoke an image-operations API key for good", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := requireFlags(cmd, "shop", "key-id"); err != nil {
+				return err
+			}
+			return withCore(cmd.Context(), cfg, stderr, func(c *Core) error {
+				res, err := c.Commands.RevokeImageKey(cmd.Context(), in, cliMeta())
+				if err != nil {
+					return err
+				}
+				return printJSON(stdout, map[string]any{"id": in.KeyID, "shop_id": in.ShopID, "revoked": true, "position": res.Position})
+			})
+		}}
+	cmd.Flags().StringVar(&in.ShopID, "shop", "", "shop id (shop_…)")
+	cmd.Flags().StringVar(&in.KeyID, "key-id", "", "image-key id (cik_id_…)")
 	return cmd
 }
 

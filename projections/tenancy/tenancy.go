@@ -78,7 +78,7 @@ CREATE TABLE erased_shops (
 	shop_id   TEXT PRIMARY KEY,
 	erased_at INTEGER NOT NULL
 );
-`}, {Version: 6, SQL: creditsSQL}, {Version: 7, SQL: storefrontSQL}, {Version: 8, SQL: platformSQL}, {Version: 9, SQL: usersSQL}, {Version: 10, SQL: tokenListSQL}, {Version: 11, SQL: invitationsSQL}}
+`}, {Version: 6, SQL: creditsSQL}, {Version: 7, SQL: storefrontSQL}, {Version: 8, SQL: platformSQL}, {Version: 9, SQL: usersSQL}, {Version: 10, SQL: tokenListSQL}, {Version: 11, SQL: invitationsSQL}, {Version: 12, SQL: `ALTER TABLE image_keys ADD COLUMN revoked_at INTEGER NOT NULL DEFAULT 0;`}}
 
 // SecretLabel binds the sealed webhook secret of shops.webhook_secret
 // (envelope.Codec.SealSecret): Shop.WebhookSecret is sealed, and the
@@ -170,6 +170,10 @@ var cases = projections.NewTxCases(append([]projections.TxCase{
 	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.PublicKeyIssued, _ *projections.DecodedEvent) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO public_keys (key_id, shop_id, hash, environment, last4, created_at) VALUES (?, ?, ?, ?, ?, ?)
 			ON CONFLICT (key_id) DO NOTHING`, ev.KeyID, ev.ShopID, ev.Hash, ev.Environment, ev.Last4, ev.CreatedAt.UnixMicro())
+		return err
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.ImageKeyRevoked, _ *projections.DecodedEvent) error {
+		_, err := tx.ExecContext(ctx, `UPDATE image_keys SET revoked_at = ? WHERE key_id = ? AND revoked_at = 0`, ev.RevokedAt.UnixMicro(), ev.KeyID)
 		return err
 	}),
 	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.ImageKeyIssued, _ *projections.DecodedEvent) error {
@@ -296,7 +300,7 @@ type ImageKey struct {
 func (q *Queries) ImageKeyByHash(ctx context.Context, hash string) (*ImageKey, error) {
 	var k ImageKey
 	var scopes sql.NullString
-	err := q.db.QueryRowContext(ctx, `SELECT key_id, shop_id, hash, scopes FROM image_keys WHERE hash = ?`, hash).Scan(&k.ID, &k.ShopID, &k.Hash, &scopes)
+	err := q.db.QueryRowContext(ctx, `SELECT key_id, shop_id, hash, scopes FROM image_keys WHERE hash = ? AND revoked_at = 0`, hash).Scan(&k.ID, &k.ShopID, &k.Hash, &scopes)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, domain.NotFound("image key")
 	}
@@ -318,6 +322,7 @@ type ImageKeyInfo struct {
 	Scopes    domain.ImageScopes
 	Imported  bool
 	CreatedAt time.Time
+	RevokedAt time.Time // zero: active
 }
 
 // ShopImageKeys lists a shop's image-API keys, the newest first.
@@ -325,9 +330,12 @@ func (q *Queries) ShopImageKeys(ctx context.Context, shop string) ([]ImageKeyInf
 	return readmodel.List(ctx, q.db, "image keys", func(sc readmodel.Scanner) (ImageKeyInfo, error) {
 		var k ImageKeyInfo
 		var scopes sql.NullString
-		var created int64
-		if err := sc.Scan(&k.ID, &scopes, &k.Imported, &created); err != nil {
+		var created, revoked int64
+		if err := sc.Scan(&k.ID, &scopes, &k.Imported, &created, &revoked); err != nil {
 			return k, err
+		}
+		if revoked != 0 {
+			k.RevokedAt = readmodel.Time(revoked)
 		}
 		if scopes.Valid {
 			if err := json.Unmarshal([]byte(scopes.String), &k.Scopes); err != nil {
@@ -336,7 +344,7 @@ func (q *Queries) ShopImageKeys(ctx context.Context, shop string) ([]ImageKeyInf
 		}
 		k.CreatedAt = readmodel.Time(created)
 		return k, nil
-	}, `SELECT key_id, scopes, imported, created_at FROM image_keys WHERE shop_id = ? ORDER BY created_at DESC, key_id DESC`, shop)
+	}, `SELECT key_id, scopes, imported, created_at, revoked_at FROM image_keys WHERE shop_id = ? ORDER BY created_at DESC, key_id DESC`, shop)
 }
 
 // TokenByID returns a token by id (revoked ones too).
