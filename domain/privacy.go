@@ -7,7 +7,10 @@ import (
 )
 
 // Kinds of GDPR requests, as the commerce platform names its topics.
-const GDPRKindDataRequest = "customers/data_request"
+const (
+	GDPRKindDataRequest = "customers/data_request"
+	GDPRKindRedact      = "customers/redact"
+)
 
 // Channels a data export is delivered through.
 const (

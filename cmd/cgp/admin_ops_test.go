@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -186,6 +187,24 @@ func TestAdminGDPRPage(t *testing.T) {
 	}
 	a := attrs(rows[0].(map[string]any))
 	pageHas(t, "GDPR status", got, `<td class="status">`+a["status"].(string))
+
+	// A customers/redact is listed too: pending, then completed once the
+	// customer is erased; the exporter does not take it.
+	red := s.deliver(t, tn, shopify.TopicCustomersRedact, "dlv-admin-gdpr-redact", fixture(t, shopify.TopicCustomersRedact))
+	var redact map[string]any
+	eventually(t, time.Minute, "the redaction completed in the API", func() bool {
+		r := s.get(t, "/api/v1/gdpr-requests", tn.token, "X-Wait-For-Position", fmt.Sprint(red))
+		for _, x := range r.json(t)["data"].([]any) {
+			if at := attrs(x.(map[string]any)); at["kind"] == "customers/redact" {
+				redact = at
+			}
+		}
+		return redact != nil && redact["status"] == "completed"
+	})
+	if redact["completed_at"] == nil || redact["attempts"].(float64) != 0 || redact["channel"] != nil {
+		t.Fatalf("the redaction: %v", redact)
+	}
+	pageHas(t, "the redaction on the page", reader.get(t, base+"/gdpr"), "Redact a customer", "customers/redact")
 
 	other := newTenant(t, dir, "other-admin-gdpr.example.com", "agency", "*")
 	stranger := signInAs(t, s, dir, other.accountID, "owner@other-admin-gdpr.example.com", "owner", "127.0.0.1")

@@ -119,6 +119,25 @@ var cases = projections.NewTxCases(
 			received.Add(domain.GDPRDeadline).UnixMicro(), received.UnixMicro(), int64(e.Position))
 		return err
 	}),
+	// A customers/redact is listed beside the data requests: pending until
+	// the erasure reactor erased the customer (CustomerErased names the
+	// request's event), completed then. The exporter takes data requests
+	// only (Due).
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.CustomerRedactRequested, e *projections.DecodedEvent) error {
+		received := e.OccurredAt.UTC()
+		_, err := tx.ExecContext(ctx, `INSERT INTO gdpr_requests (request_id, shop_id, kind, customer_id, platform_request_id,
+		event_id, event_stream, event_revision, status, received_at, due_at, next_attempt_at, position)
+		VALUES (?, ?, ?, ?, '', ?, ?, ?, ?, ?, ?, 0, ?) ON CONFLICT (request_id) DO NOTHING`,
+			domain.GDPRRequestID(ev.ShopID, e.ID.String()), ev.ShopID, domain.GDPRKindRedact, ev.PrivacyCustomer.CustomerID,
+			e.ID.String(), e.StreamID, int64(e.Revision), domain.GDPRStatusPending, received.UnixMicro(),
+			received.Add(domain.GDPRDeadline).UnixMicro(), int64(e.Position))
+		return err
+	}),
+	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.CustomerErased, _ *projections.DecodedEvent) error {
+		_, err := tx.ExecContext(ctx, `UPDATE gdpr_requests SET status = ?, completed_at = ? WHERE request_id = ? AND status <> ?`,
+			domain.GDPRStatusCompleted, ev.ErasedAt.UnixMicro(), domain.GDPRRequestID(ev.ShopID, ev.RequestEventID), domain.GDPRStatusCompleted)
+		return err
+	}),
 	projections.OnTx(func(ctx context.Context, tx *sql.Tx, ev *domain.DataExportAttemptFailed, _ *projections.DecodedEvent) error {
 		_, err := tx.ExecContext(ctx, `UPDATE gdpr_requests SET
 		status = CASE WHEN status = ? THEN status ELSE ? END,

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/readmodel"
 )
 
@@ -126,12 +127,12 @@ func (q *Queries) Requests(ctx context.Context, shop string, p Page) ([]Request,
 	return rows, &Key{Pos: last.Pos, ID: last.ID}, nil
 }
 
-// Due returns up to limit open requests whose next attempt is at or
-// before now, the most overdue first.
+// Due returns up to limit open data requests whose next attempt is at or
+// before now, the most overdue first (the exporter's work).
 func (q *Queries) Due(ctx context.Context, now time.Time, limit int) ([]Request, error) {
 	return readmodel.List(ctx, q.db, "due gdpr requests", scanRequest, `SELECT `+requestColumns+` FROM gdpr_requests
-	WHERE status IN ('pending', 'retrying') AND next_attempt_at <= ? ORDER BY next_attempt_at, position LIMIT ?`,
-		now.UnixMicro(), limit)
+	WHERE kind = ? AND status IN ('pending', 'retrying') AND next_attempt_at <= ? ORDER BY next_attempt_at, position LIMIT ?`,
+		domain.GDPRKindDataRequest, now.UnixMicro(), limit)
 }
 
 // Settings returns where the shop's exports go (zero settings, no error,
