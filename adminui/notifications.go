@@ -14,8 +14,8 @@ import (
 // The notifications page: the shop's in-app notifications (GET
 // /api/v1/notifications) with their filters (severity, kind, unread) and
 // cursor pagination, one notification's page, "mark as read" per
-// notification (POST /api/v1/notifications/{id}/read; the API has no
-// "mark all read"), and the notification settings (GET and PATCH
+// notification (POST /api/v1/notifications/{id}/read) or all of them
+// (POST /api/v1/notifications/read), and the notification settings (GET and PATCH
 // /api/v1/shop: addresses, chat number, channels per severity, quiet
 // hours).
 
@@ -25,7 +25,23 @@ func (ui *UI) notificationPages() []shopPage {
 		{"notifications/settings", http.MethodPost, "notifications", ui.saveNotificationSettings},
 		{"notifications/{notification_id}", http.MethodGet, "notifications", ui.notificationPage},
 		{"notifications/{notification_id}/read", http.MethodPost, "notifications", ui.markNotificationRead},
+		{"notifications/read-all", http.MethodPost, "notifications", ui.markAllNotificationsRead},
 	}
+}
+
+// markAllNotificationsRead is POST /api/v1/notifications/read as the user.
+func (ui *UI) markAllNotificationsRead(w http.ResponseWriter, r *http.Request, c *shopCtx) {
+	a, err := ui.call(r, c.as(), http.MethodPost, "/api/v1/notifications/read", nil, formKey(r))
+	if err != nil {
+		ui.fail(w, r, err)
+		return
+	}
+	if !a.OK() {
+		ui.showNotifications(w, r, c, a.Status, page{Error: a.Problem()}, nil)
+		return
+	}
+	n, _ := a.Attrs()["marked"].(float64)
+	backAt(w, r, c, "notifications", fmt.Sprintf("Marked %d notifications as read.", int(n)), a)
 }
 
 // notificationFilters are the list's filters: the page's query

@@ -122,6 +122,24 @@ func TestAdminNotificationsPage(t *testing.T) {
 		t.Fatalf("the API's unread count: %v", m)
 	}
 
+	// Mark all read: a second anomaly (a number's quality rated), one
+	// click, none unread; the API's own call marks nothing more.
+	deliverForAnomalies(t, s, v, rm, wt, waFixture(t, "quality_rated", wt.waba))
+	var withAll response
+	eventually(t, 30*time.Second, "the second notification on the page", func() bool {
+		withAll = owner.get(t, base+"/notifications")
+		return strings.Contains(string(withAll.body), `action="`+base+`/notifications/read-all"`)
+	})
+	unreadIs(t, "the second notification", withAll, 1)
+	all := followed(t, owner, owner.post(t, base+"/notifications/read-all", url.Values{}), "mark all read")
+	unreadIs(t, "after mark all read", all, 0)
+	pageHas(t, "after mark all read", all, "Marked 1 notifications as read.")
+	again := do(t, http.MethodPost, s.base+"/api/v1/notifications/read", nil, map[string]string{"Authorization": "Bearer " + wt.token})
+	v.ValidateResponse(t, again.req, again.resp, again.body)
+	if again.status != 200 || attrs(again.json(t)["data"].(map[string]any))["marked"] != 0.0 {
+		t.Fatalf("mark all read again: %d %s", again.status, again.body)
+	}
+
 	// The settings form: what the API answers afterwards.
 	saved := owner.post(t, base+"/notifications/settings", url.Values{"emails": {"ops@admin-notify.example.com\ncto@admin-notify.example.com"},
 		"chat_number": {"+33 6 12 34 56 78"}, "channels_P1": {"email", "chat"}, "channels_P3": {"chat"},
