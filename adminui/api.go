@@ -70,6 +70,13 @@ func (a *answer) List() []any {
 	return l
 }
 
+// nextCursor is a list answer's next page's cursor ("" on the last page).
+func nextCursor(a *answer) string {
+	p, _ := a.Doc["pagination"].(map[string]any)
+	c, _ := p["next_cursor"].(string)
+	return c
+}
+
 // Attrs is the single resource's attributes.
 func (a *answer) Attrs() map[string]any {
 	d, _ := a.Doc["data"].(map[string]any)

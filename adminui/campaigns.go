@@ -41,13 +41,6 @@ func listQuery(cursor string) string {
 	return q.Encode()
 }
 
-// nextCursor is a list answer's next page's cursor ("" on the last page).
-func nextCursor(a *answer) string {
-	p, _ := a.Doc["pagination"].(map[string]any)
-	c, _ := p["next_cursor"].(string)
-	return c
-}
-
 // worst is the page's status from its API reads: the first refusal's
 // (a bad cursor is the API's 400), else 200.
 func worst(as ...*answer) int {

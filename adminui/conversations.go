@@ -53,10 +53,8 @@ func (ui *UI) conversationsPage(w http.ResponseWriter, r *http.Request, c *shopC
 		return
 	}
 	next := ""
-	if pg, ok := list.Doc["pagination"].(map[string]any); ok {
-		if cur, ok := pg["next_cursor"].(string); ok && cur != "" {
-			next = c.Base() + "/conversations?" + url.Values{"queue": {view}, "cursor": {cur}}.Encode()
-		}
+	if cur := nextCursor(list); cur != "" {
+		next = c.Base() + "/conversations?" + url.Values{"queue": {view}, "cursor": {cur}}.Encode()
 	}
 	status := http.StatusOK
 	if !list.OK() {
@@ -70,8 +68,8 @@ func (ui *UI) conversationPage(w http.ResponseWriter, r *http.Request, c *shopCt
 	ui.showConversation(w, r, c, http.StatusOK, page{Notice: notice(r)}, "")
 }
 
-// showConversation renders one conversation with its messages (up to
-// the latest 100, oldest first); reply is the reply form's text to keep
+// showConversation renders one conversation with its messages (the
+// latest 100, oldest first, or the 100 before the `earlier` cursor); reply is the reply form's text to keep
 // after a refusal.
 func (ui *UI) showConversation(w http.ResponseWriter, r *http.Request, c *shopCtx, status int, p page, reply string) {
 	id := mux.Vars(r)["conversation_id"]
@@ -89,7 +87,11 @@ func (ui *UI) showConversation(w http.ResponseWriter, r *http.Request, c *shopCt
 		ui.renderShop(w, r, c, cv.Status, "error", "Conversation", page{Error: cv.Problem()})
 		return
 	}
-	msgs, err := ui.call(r, c.as(), http.MethodGet, path+"/messages?sort=-created_at&limit=100", nil, "")
+	q := url.Values{"sort": {"-created_at"}, "limit": {"100"}}
+	if cur := r.URL.Query().Get("earlier"); cur != "" && r.Method == http.MethodGet {
+		q.Set("cursor", cur)
+	}
+	msgs, err := ui.call(r, c.as(), http.MethodGet, path+"/messages?"+q.Encode(), nil, "")
 	if err != nil {
 		ui.fail(w, r, err)
 		return
@@ -98,15 +100,8 @@ func (ui *UI) showConversation(w http.ResponseWriter, r *http.Request, c *shopCt
 	slices.Reverse(thread)
 	assignee, _ := cv.Attrs()["assignee"].(string)
 	p.Data = map[string]any{"Conversation": cv.Data(), "Messages": thread, "MessagesError": msgs.Problem(), "Reply": reply,
-		"Mine": assignee != "" && assignee == c.User.Email, "Earlier": hasNext(msgs)}
+		"Mine": assignee != "" && assignee == c.User.Email, "Earlier": nextCursor(msgs), "Paged": q.Has("cursor")}
 	ui.renderShop(w, r, c, status, "conversation", "Conversation", p)
-}
-
-// hasNext reports whether a list answer has a next page.
-func hasNext(a *answer) bool {
-	pg, _ := a.Doc["pagination"].(map[string]any)
-	h, _ := pg["has_next"].(bool)
-	return h
 }
 
 func (ui *UI) replyToConversation(w http.ResponseWriter, r *http.Request, c *shopCtx) {

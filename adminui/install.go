@@ -99,10 +99,8 @@ func (ui *UI) installPage(w http.ResponseWriter, r *http.Request, c *shopCtx) {
 		return
 	}
 	next := ""
-	if pg, ok := inc.Doc["pagination"].(map[string]any); ok {
-		if cur, ok := pg["next_cursor"].(string); ok && cur != "" {
-			next = c.Base() + "/install?" + url.Values{"cursor": {cur}}.Encode() + "#incidents"
-		}
+	if cur := nextCursor(inc); cur != "" {
+		next = c.Base() + "/install?" + url.Values{"cursor": {cur}}.Encode() + "#incidents"
 	}
 	meta, _ := inc.Doc["meta"].(map[string]any)
 	p.Data = map[string]any{"Platform": platform, "PlatformError": c.refusal(shop), "Scopes": scopeRows(platform),

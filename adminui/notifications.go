@@ -74,15 +74,13 @@ func (ui *UI) showNotifications(w http.ResponseWriter, r *http.Request, c *shopC
 		return
 	}
 	next := ""
-	if pg, ok := list.Doc["pagination"].(map[string]any); ok {
-		if cur, ok := pg["next_cursor"].(string); ok && cur != "" {
-			nq := url.Values{}
-			for k, v := range filters {
-				nq[k] = v
-			}
-			nq.Set("cursor", cur)
-			next = c.Base() + "/notifications?" + nq.Encode()
+	if cur := nextCursor(list); cur != "" {
+		nq := url.Values{}
+		for k, v := range filters {
+			nq[k] = v
 		}
+		nq.Set("cursor", cur)
+		next = c.Base() + "/notifications?" + nq.Encode()
 	}
 	if !list.OK() && status == http.StatusOK {
 		status = list.Status

@@ -73,10 +73,8 @@ func (ui *UI) showReviews(w http.ResponseWriter, r *http.Request, c *shopCtx, st
 		return
 	}
 	next := ""
-	if pg, ok := list.Doc["pagination"].(map[string]any); ok {
-		if cur, ok := pg["next_cursor"].(string); ok && cur != "" {
-			next = c.Base() + "/reviews?" + url.Values{"status": {filter}, "cursor": {cur}}.Encode()
-		}
+	if cur := nextCursor(list); cur != "" {
+		next = c.Base() + "/reviews?" + url.Values{"status": {filter}, "cursor": {cur}}.Encode()
 	}
 	set, err := ui.call(r, c.as(), http.MethodGet, "/api/v1/reviews/settings", nil, "")
 	if err != nil {

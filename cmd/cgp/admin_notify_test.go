@@ -276,6 +276,11 @@ func TestAdminConversationsPage(t *testing.T) {
 	}
 	cv := owner.get(t, base+"/conversations/"+id)
 	pageHas(t, "the conversation", cv, question, `name="text"`, "Assign to me", `action="`+base+`/conversations/`+id+`/close"`)
+	if strings.Contains(string(cv.body), "Earlier messages") {
+		t.Fatalf("a one-message conversation offers earlier messages: %s", cv.body)
+	}
+	// A cursor the API refuses is shown, not a failure of the page.
+	pageHas(t, "a bad earlier cursor", owner.get(t, base+"/conversations/"+id+"?earlier=nonsense"), "Latest messages", `role="alert"`)
 
 	// The read-only user reads, without forms; every post is refused and
 	// nothing is sent.
