@@ -179,6 +179,11 @@ type Config struct {
 	// ImageWorkers is the number of image operations run at once (the
 	// image workers' pool); runner.DefaultWorkers when zero.
 	ImageWorkers int
+	// ImageDir is the image operations' object store (their pictures);
+	// "": DATA_DIR/images. Servers sharing the log share it (a shared
+	// volume): an operation uploaded to one is run by the server holding
+	// the image_operations lease, and its result is read from any.
+	ImageDir string
 	// ImageRetention is how long image operations' results (and inputs
 	// left behind) are kept; store.DefaultRetention when zero.
 	ImageRetention time.Duration

@@ -58,7 +58,11 @@ type Images struct {
 
 // openImages opens the object store and builds the engines and workers.
 func openImages(cfg Config, core *Core, a *App) (*Images, error) {
-	st, err := localfs.New(localfs.Config{Root: filepath.Join(cfg.DataDir, ImagesDir)})
+	root := cfg.ImageDir
+	if root == "" {
+		root = filepath.Join(cfg.DataDir, ImagesDir)
+	}
+	st, err := localfs.New(localfs.Config{Root: root})
 	if err != nil {
 		return nil, fmt.Errorf("image store: %w", err)
 	}

@@ -66,6 +66,7 @@ func bindServe(c *Config, fs *pflag.FlagSet) {
 	fs.StringVar(&c.SMSAPIKey, "sms-api-key", "", "SMS provider bearer key, with --sms-api-url; never logged; prefer the env twin CGP_SMS_API_KEY, as a flag shows in the process list")
 	fs.StringVar(&c.SMSFrom, "sms-from", "", "SMS sender id, with --sms-api-url: an E.164 number or 1 to 11 letters, digits or spaces (env CGP_SMS_FROM)")
 	fs.IntVar(&c.ImageWorkers, "image-workers", 0, "image operations run at once; 0: 2. Background removal takes about 2 GB while it runs one picture (env CGP_IMAGE_WORKERS)")
+	fs.StringVar(&c.ImageDir, "image-dir", "", "directory of the image operations' pictures; default DATA_DIR/images; servers sharing the log must share it (a shared volume) (env CGP_IMAGE_DIR)")
 	fs.DurationVar(&c.ImageRetention, "image-retention", 0, "how long the results of image operations are kept; 0: 720h (30 days) (env CGP_IMAGE_RETENTION)")
 	fs.StringVar(&c.ONNXRuntimeLib, "onnxruntime-lib", "", "path of ONNX Runtime's shared library for background removal (make models fetches it into .cache/models); empty: background removal is unavailable (env CGP_ONNXRUNTIME_LIB)")
 	fs.StringVar(&c.BGRemoveModel, "bgremove-model", "", "path of the background-removal model isnet-small.onnx (make models fetches it into .cache/models) (env CGP_BGREMOVE_MODEL)")

@@ -24,6 +24,7 @@ import (
 	"github.com/cgp-platform/cgp/domain"
 	"github.com/cgp-platform/cgp/eventlog"
 	logpostgres "github.com/cgp-platform/cgp/eventlog/postgres"
+	"github.com/cgp-platform/cgp/openapi/openapitest"
 )
 
 // Scale-out (issue 23): several servers over one event log and key vault
@@ -400,4 +401,43 @@ func leaseHeld(t *testing.T, base, job string) bool {
 		t.Fatalf("metrics: %d", r.status)
 	}
 	return strings.Contains(string(r.body), `cgp_lease_held{job="`+job+`"} 1`)
+}
+
+// TestImageOperationOnTwoServers: an image operation uploaded to the
+// server that does not hold the image_operations lease is run by the
+// other (one directory of pictures, --image-dir, shared by both), and its
+// result is read from either.
+func TestImageOperationOnTwoServers(t *testing.T) {
+	st := newSharedStores(t)
+	images := t.TempDir()
+	s1, dir1 := st.server(t, func(c *Config) { c.ImageDir = images })
+	s2, _ := st.server(t, func(c *Config) { c.ImageDir = images })
+	tn := newTenant(t, dir1, "scale-img-"+randomSuffix(t)+".example.com", "pro", "customers:read")
+	key := cli(t, dir1, "image-keys", "mint", "--shop", tn.shopID, "--scopes", "images:write,usage:read")["token"].(string)
+	var holder, other *testServer
+	eventually(t, time.Minute, "one server holding the image_operations lease", func() bool {
+		h1, h2 := leaseHeld(t, s1.base, "image_operations"), leaseHeld(t, s2.base, "image_operations")
+		switch {
+		case h1 && !h2:
+			holder, other = s1, s2
+		case h2 && !h1:
+			holder, other = s2, s1
+		}
+		return holder != nil
+	})
+	v := openapitest.NewValidator(t)
+	r := other.imageOp(t, key, "/api/v1/images/upscales?scale=2", encodePNG(t, texture(32, 24)), "image/png")
+	if r.status != http.StatusAccepted && r.status != http.StatusOK {
+		t.Fatalf("upload to the server without the lease: %d %s", r.status, r.body)
+	}
+	id := opID(t, r)
+	if a := other.waitOperation(t, v, key, id); a["status"] != "succeeded" {
+		t.Fatalf("the operation: %v", a)
+	}
+	for _, s := range []*testServer{other, holder} {
+		img, _, _ := s.result(t, key, id)
+		if b := img.Bounds(); b.Dx() != 64 || b.Dy() != 48 {
+			t.Fatalf("the result on %s: %v", s.base, b)
+		}
+	}
 }
