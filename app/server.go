@@ -180,7 +180,15 @@ func OpenApp(ctx context.Context, cfg Config, core *Core) (*App, error) {
 		WaitReads: func(ctx context.Context, pos uint64) error {
 			return a.Runtime.WaitFor(ctx, eventlog.Position(pos))
 		},
+		// The committed head, where the log tells it: a token created by
+		// another process an instant ago, just after a batch of this
+		// server's still being made durable, is waited for rather than
+		// refused.
 		Head: func(ctx context.Context) (uint64, error) {
+			if ch, ok := core.Log.(eventlog.CommittedHeader); ok {
+				p, err := ch.CommittedHead(ctx)
+				return uint64(p), err
+			}
 			p, err := core.Log.HeadPosition(ctx)
 			return uint64(p), err
 		},

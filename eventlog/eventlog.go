@@ -132,6 +132,16 @@ type WriteHealthChecker interface {
 	WriteHealth(ctx context.Context) error
 }
 
+// CommittedHeader is implemented by logs whose HeadPosition may stop
+// below what is already committed (SQLite shows this process's own batches
+// to readers only once they are durable): CommittedHead is the newest
+// committed position, which readers see within the adapter's durability
+// delay. A caller that must not miss an event committed an instant ago
+// (an admin token created by another process) waits for it.
+type CommittedHeader interface {
+	CommittedHead(ctx context.Context) (Position, error)
+}
+
 // TypeSubscriber is implemented by logs that can leave out, when
 // following the log, the payloads of events a consumer does not fold.
 // SubscribeTypes behaves as Subscribe, except that an event whose type is

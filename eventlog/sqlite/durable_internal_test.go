@@ -186,6 +186,10 @@ func TestCommittedBatchInvisibleUntilFsynced(t *testing.T) {
 	if h, err := l.HeadPosition(ctx); err != nil || h != r0.Position {
 		t.Errorf("HeadPosition before the fsync = %d, %v; want %d", h, err, r0.Position)
 	}
+	// The committed head already counts the batch waiting for its fsync.
+	if h, err := l.CommittedHead(ctx); err != nil || h != r0.Position+1 {
+		t.Errorf("CommittedHead before the fsync = %d, %v; want %d", h, err, r0.Position+1)
+	}
 	if evs, err := l.ReadStream(ctx, "visible-1", 0, 10); err != nil || len(evs) != 0 {
 		t.Errorf("ReadStream before the fsync = %v, %v; want no events", ids(evs), err)
 	}

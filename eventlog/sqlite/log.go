@@ -421,6 +421,23 @@ func (l *Log) HeadPosition(ctx context.Context) (eventlog.Position, error) {
 	}
 }
 
+var _ eventlog.CommittedHeader = (*Log)(nil)
+
+// CommittedHead returns the newest committed position, this process's
+// batches not yet durable included (HeadPosition leaves those out until
+// their fsync: readers see them within it).
+func (l *Log) CommittedHead(ctx context.Context) (eventlog.Position, error) {
+	if err := l.readLock(); err != nil {
+		return 0, fmt.Errorf("committed head: %w", err)
+	}
+	defer l.mu.RUnlock()
+	var pos int64
+	if err := l.headStmt.QueryRowContext(ctx, int64(math.MaxInt64)).Scan(&pos); err != nil {
+		return 0, storeErr(ctx, "committed head", err)
+	}
+	return uint64(pos), nil
+}
+
 // StreamMetadata returns the stream's latest metadata; nil when it has none.
 func (l *Log) StreamMetadata(ctx context.Context, stream string) (map[string]string, error) {
 	if err := l.readLock(); err != nil {
