@@ -7,7 +7,7 @@ ADDR     ?= 127.0.0.1:8080
 PKGS     := ./...
 MODELS   ?= .cache/models
 
-.PHONY: all build install models run run-scale test test-short vet fmt-check bench bench-go bench-programs fuzz clean
+.PHONY: all build install models browser run run-scale test test-short vet fmt-check bench bench-go bench-programs fuzz clean
 
 all: build
 
@@ -59,11 +59,17 @@ fmt-check:
 vet:
 	$(GO) vet $(PKGS)
 
+# Installs Debian's Chromium for the admin interface's browser tests when no
+# browser is on the machine (CGP_CHROMIUM names another binary).
+browser:
+	./scripts/ensure-chromium.sh
+
 # Every test, with the race detector. PostgreSQL (127.0.0.1:5432) and Redis
 # (127.0.0.1:6379) must be running; EventStoreDB and ClickHouse suites run
-# when CGP_ESDB_URL / CGP_CLICKHOUSE_URL are set. `models` comes first: the
-# background-removal tests run the real model.
-test: fmt-check vet models
+# when CGP_ESDB_URL / CGP_CLICKHOUSE_URL are set. `models` and `browser`
+# come first: the background-removal tests run the real model, the admin
+# interface's tests a real headless Chromium.
+test: fmt-check vet models browser
 	$(GO) test -race -count=1 -timeout 25m $(PKGS)
 
 test-short:

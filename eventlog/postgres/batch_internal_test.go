@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"sync/atomic"
 	"testing"
@@ -60,8 +61,7 @@ func testEvent(typ string) eventlog.EventData {
 // waitLockWaiter waits until a transaction waits for the log's append lock.
 func waitLockWaiter(t *testing.T, admin *pgx.Conn, l *Log) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
+	waitUntil(t, "the writer waiting for the append lock", func() bool {
 		var n int
 		err := admin.QueryRow(context.Background(), `SELECT count(*) FROM pg_locks
 			WHERE locktype = 'advisory' AND NOT granted AND classid = $1::bigint::oid AND objid = ($2::bigint & 4294967295)::oid AND objsubid = 2`,
@@ -69,12 +69,23 @@ func waitLockWaiter(t *testing.T, admin *pgx.Conn, l *Log) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n > 0 {
-			return
+		return n > 0
+	})
+}
+
+// waitUntil polls cond on a ticker until it holds, failing the test after
+// a generous deadline (the machine may be busy).
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	tick := time.NewTicker(2 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within 30 s", what)
 		}
-		time.Sleep(5 * time.Millisecond)
+		<-tick.C
 	}
-	t.Fatal("the writer never waited for the append lock")
 }
 
 // One group commit carries appends that succeed and appends that fail
@@ -121,13 +132,7 @@ func TestBatchConflictFailsOnlyItsAppend(t *testing.T) {
 			done <- i
 		}()
 		// Queue them in order, so the batch decides them in order.
-		deadline := time.Now().Add(10 * time.Second)
-		for len(l.reqs) != i+1 {
-			if time.Now().After(deadline) {
-				t.Fatalf("append %d was not queued", i)
-			}
-			time.Sleep(time.Millisecond)
-		}
+		waitUntil(t, fmt.Sprintf("append %d queued", i), func() bool { return len(l.reqs) == i+1 })
 	}
 	if _, err := admin.Exec(ctx, "SELECT pg_advisory_unlock($1, $2)", appendLockClass, l.lockKey); err != nil {
 		t.Fatal(err)
@@ -225,20 +230,9 @@ func TestPipelinedBatchAfterAFailedOne(t *testing.T) {
 		res, err := l.Append(ctx, "seeded", eventlog.Exact(0), testEvent("Next"))
 		second <- result{res, err}
 	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for len(l.reqs) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the second append was not queued")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitUntil(t, "the second append queued", func() bool { return len(l.reqs) > 0 })
 	close(proceed)
-	for flights.Load() < 2 {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d batches sent from the cache, want 2", flights.Load())
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitUntil(t, "two batches sent from the cache", func() bool { return flights.Load() >= 2 })
 	rereads := l.Stats().Rereads
 	unlock()
 	if err := <-errDup; err == nil || errors.Is(err, eventlog.ErrUnavailable) {
