@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/cgp-platform/cgp/eventlog"
 	"github.com/cgp-platform/cgp/eventlog/internal/follow"
+	"github.com/cgp-platform/cgp/eventlog/internal/logutil"
 )
 
 // batchTimeout bounds one group-commit transaction: a server that stops
@@ -214,7 +214,7 @@ func (l *Log) ReadStream(ctx context.Context, stream string, from uint64, limit 
 	if limit <= 0 {
 		return nil, nil
 	}
-	evs, err := l.queryEvents(ctx, l.q.readStream, limit, stream, clampInt64(from), limit)
+	evs, err := l.queryEvents(ctx, l.q.readStream, limit, stream, logutil.ClampInt64(from), limit)
 	if err != nil {
 		return nil, storeErr(ctx, "read stream "+stream, err)
 	}
@@ -236,7 +236,7 @@ func (l *Log) readAll(ctx context.Context, after eventlog.Position, limit int) (
 	if limit <= 0 {
 		return nil, nil
 	}
-	evs, err := l.queryEvents(ctx, l.q.readAll, limit, clampInt64(after), limit)
+	evs, err := l.queryEvents(ctx, l.q.readAll, limit, logutil.ClampInt64(after), limit)
 	if err != nil {
 		return nil, storeErr(ctx, "read all", err)
 	}
@@ -249,7 +249,7 @@ func (l *Log) skimAll(ctx context.Context, after eventlog.Position, limit int, t
 	if limit <= 0 {
 		return nil, nil
 	}
-	evs, err := l.queryEvents(ctx, l.q.skimAll, limit, clampInt64(after), limit, types)
+	evs, err := l.queryEvents(ctx, l.q.skimAll, limit, logutil.ClampInt64(after), limit, types)
 	if err != nil {
 		return nil, storeErr(ctx, "read all", err)
 	}
@@ -394,13 +394,6 @@ func newQueries(schema string) queries {
 			notified AS (SELECT pg_notify($15::text, last::text) FROM c WHERE n > 0)
 			SELECT n, (SELECT count(*) FROM notified) FROM c`),
 	}
-}
-
-func clampInt64(v uint64) int64 {
-	if v > math.MaxInt64 {
-		return math.MaxInt64
-	}
-	return int64(v)
 }
 
 // unavailable marks err as a store failure a caller may retry.

@@ -3,9 +3,9 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/cgp-platform/cgp/eventlog"
+	"github.com/cgp-platform/cgp/eventlog/internal/logutil"
 )
 
 // maxPositionsPerQuery bounds the array of one query.
@@ -24,17 +24,9 @@ func (l *Log) ReadPositions(ctx context.Context, positions []eventlog.Position) 
 	if len(positions) == 0 {
 		return nil, nil
 	}
-	sorted := slices.Clone(positions)
-	slices.Sort(sorted)
-	sorted = slices.Compact(sorted)
 	var out []eventlog.Event
-	for len(sorted) > 0 {
-		n := min(len(sorted), maxPositionsPerQuery)
-		chunk := make([]int64, n)
-		for i, p := range sorted[:n] {
-			chunk[i] = clampInt64(p)
-		}
-		sorted = sorted[n:]
+	for _, chunk := range logutil.PositionChunks(positions, maxPositionsPerQuery) {
+		n := len(chunk)
 		evs, err := l.queryEvents(ctx, l.q.readPositions, n, chunk)
 		if err != nil {
 			return nil, storeErr(ctx, "read positions", err)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/cgp-platform/cgp/eventlog"
 	"github.com/cgp-platform/cgp/eventlog/internal/follow"
+	"github.com/cgp-platform/cgp/eventlog/internal/logutil"
 	"github.com/cgp-platform/cgp/internal/sqlitedb"
 )
 
@@ -341,7 +342,7 @@ func (l *Log) ReadStream(ctx context.Context, stream string, from uint64, limit 
 	if limit <= 0 {
 		return nil, nil
 	}
-	evs, err := l.queryEvents(ctx, readStreamQuery, limit, stream, clampInt64(from), l.vis.max(), int64(limit))
+	evs, err := l.queryEvents(ctx, readStreamQuery, limit, stream, logutil.ClampInt64(from), l.vis.max(), int64(limit))
 	if err != nil {
 		return nil, storeErr(ctx, "read stream "+stream, err)
 	}
@@ -363,7 +364,7 @@ func (l *Log) readAll(ctx context.Context, after eventlog.Position, limit int) (
 	if limit <= 0 {
 		return nil, nil
 	}
-	evs, err := l.queryEvents(ctx, readAllQuery, limit, clampInt64(after), l.vis.max(), int64(limit))
+	evs, err := l.queryEvents(ctx, readAllQuery, limit, logutil.ClampInt64(after), l.vis.max(), int64(limit))
 	if err != nil {
 		return nil, storeErr(ctx, "read all", err)
 	}
@@ -376,7 +377,7 @@ func (l *Log) skimAll(ctx context.Context, after eventlog.Position, limit int, t
 	if limit <= 0 {
 		return nil, nil
 	}
-	evs, err := l.queryEvents(ctx, skimAllQuery, limit, clampInt64(after), l.vis.max(), int64(limit), typesJSON)
+	evs, err := l.queryEvents(ctx, skimAllQuery, limit, logutil.ClampInt64(after), l.vis.max(), int64(limit), typesJSON)
 	if err != nil {
 		return nil, storeErr(ctx, "read all", err)
 	}
@@ -526,13 +527,6 @@ func (l *Log) SetStreamMetadata(ctx context.Context, stream string, meta map[str
 		return fmt.Errorf("set stream metadata of %s: %w", stream, err)
 	}
 	return nil
-}
-
-func clampInt64(v uint64) int64 {
-	if v > math.MaxInt64 {
-		return math.MaxInt64
-	}
-	return int64(v)
 }
 
 // unavailable marks err as a store failure a caller may retry.

@@ -4,9 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 
 	"github.com/cgp-platform/cgp/eventlog"
+	"github.com/cgp-platform/cgp/eventlog/internal/logutil"
 )
 
 // readPositionsQuery fetches events by primary key: ?1 is a JSON array of
@@ -30,17 +30,9 @@ func (l *Log) ReadPositions(ctx context.Context, positions []eventlog.Position) 
 	if len(positions) == 0 {
 		return nil, nil
 	}
-	sorted := slices.Clone(positions)
-	slices.Sort(sorted)
-	sorted = slices.Compact(sorted)
 	var out []eventlog.Event
-	for len(sorted) > 0 {
-		n := min(len(sorted), maxPositionsPerQuery)
-		chunk := make([]int64, n)
-		for i, p := range sorted[:n] {
-			chunk[i] = clampInt64(p)
-		}
-		sorted = sorted[n:]
+	for _, chunk := range logutil.PositionChunks(positions, maxPositionsPerQuery) {
+		n := len(chunk)
 		arr, _ := json.Marshal(chunk) // integers: never fails
 		evs, err := l.queryEvents(ctx, readPositionsQuery, n, string(arr), l.vis.max())
 		if err != nil {
