@@ -183,8 +183,11 @@ func (ui *UI) call(r *http.Request, p auth.Principal, method, path string, body 
 // waitAt is the position a page shown after a form that acted reads at
 // least (its `at` query parameter, set by backAt from the API's
 // X-Event-Position): the page shows the user's own write (read-your-
-// writes, bounded by the API's wait). Only on GET; "" when absent or not
-// a position.
+// writes, bounded by the API's wait). On the server that took the form the
+// session principal's last write already gives that (auth's per-server
+// record); the parameter carries it to another server behind the load
+// balancer (sessions are shared in Redis, no sticky sessions). Only on
+// GET; "" when absent or not a position.
 func waitAt(r *http.Request) string {
 	if r.Method != http.MethodGet {
 		return ""

@@ -86,15 +86,13 @@ func (ui *UI) shopRoute(sp shopPage) http.Handler {
 			return
 		}
 		if sp.method != http.MethodGet && !c.CanWrite() {
-			ui.render(w, r, http.StatusForbidden, "error", page{Title: "Not allowed", User: u, Ctx: c,
-				Error: "Your role (read-only) lets you read this shop, not change it. Ask an owner or an admin."})
+			ui.renderShop(w, r, c, http.StatusForbidden, "error", "Not allowed", page{Error: "Your role (read-only) lets you read this shop, not change it. Ask an owner or an admin."})
 			return
 		}
 		if sp.method != http.MethodGet {
 			r.Body = http.MaxBytesReader(w, r.Body, maxForm)
 			if err := r.ParseForm(); err != nil {
-				ui.render(w, r, http.StatusBadRequest, "error", page{Title: "Bad form", User: u, Ctx: c,
-					Error: "The form could not be read; open the page again and retry."})
+				ui.renderShop(w, r, c, http.StatusBadRequest, "error", "Bad form", page{Error: "The form could not be read; open the page again and retry."})
 				return
 			}
 		}

@@ -135,11 +135,10 @@ func (ui *UI) showWebhook(w http.ResponseWriter, r *http.Request, c *shopCtx, st
 	}
 	if !sub.OK() {
 		if sub.Status == http.StatusNotFound {
-			ui.render(w, r, http.StatusNotFound, "error", page{Title: "Not found", User: c.User, Ctx: c,
-				Error: "This shop has no such webhook subscription (it may have been deleted)."})
+			ui.renderShop(w, r, c, http.StatusNotFound, "error", "Not found", page{Error: "This shop has no such webhook subscription (it may have been deleted)."})
 			return
 		}
-		ui.render(w, r, sub.Status, "error", page{Title: "Outbound webhooks", User: c.User, Ctx: c, Error: sub.Problem()})
+		ui.renderShop(w, r, c, sub.Status, "error", "Outbound webhooks", page{Error: sub.Problem()})
 		return
 	}
 	q := url.Values{"limit": {"50"}}
